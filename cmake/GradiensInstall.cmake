@@ -1,0 +1,20 @@
+# Installs the libraries, the public headers (under include/gradiens, keeping
+# their folders) and a package config, so find_package(gradiens) works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS gradiens gradiens_engine gradiens_kernels
+  EXPORT gradiensTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES gradiens.h DESTINATION include/gradiens)
+foreach(dir kernels engine)
+  install(DIRECTORY ${dir}/ DESTINATION include/gradiens/${dir} FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(EXPORT gradiensTargets NAMESPACE gradiens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gradiensConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/gradiensConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gradiensConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gradiensConfig.cmake ${PROJECT_BINARY_DIR}/gradiensConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)

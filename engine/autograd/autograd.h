@@ -1,0 +1,55 @@
+// The autograd entry points: grad(), backward(), gradcheck/gradgradcheck and
+// anomaly detection.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "engine/autograd/grad_mode.h"
+#include "engine/tensor.h"
+
+namespace gradiens::autograd {
+
+// Gradients of `outputs` with respect to `inputs`, weighted by `grad_outputs`
+// (may be empty for scalar outputs). retain_graph defaults to create_graph.
+// With create_graph the results are themselves differentiable.
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {},
+                         std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                         bool allow_unused = false);
+
+// Accumulates gradients of `tensors` into the .grad of the leaves.
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              const std::vector<Tensor>& inputs = {});
+
+using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+  bool raise_exception = true;  // throw an Error describing the mismatch, or return false
+};
+
+// Compares the analytic Jacobian of `fn` at `inputs` (float64, those that
+// require grad) with central finite differences.
+bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, GradcheckOptions options = {});
+// gradcheck of the first derivative: checks second derivatives through create_graph.
+bool gradgradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, GradcheckOptions options = {});
+
+// While alive, backward checks every node's outputs for NaN and names the forward
+// op that produced them.
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace gradiens::autograd

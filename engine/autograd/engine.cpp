@@ -1,0 +1,354 @@
+// The backward engine: dependency counting from the roots, a ready queue
+// ordered by creation (newest first), gradient accumulation per node input,
+// reduction of gradients to broadcast inputs' shapes, hooks and capture for
+// autograd::grad. Also the Tensor methods that drive autograd.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <queue>
+
+#include "engine/autograd/autograd.h"
+#include "engine/autograd/function.h"
+#include "engine/autograd/node.h"
+#include "engine/functions.h"
+
+namespace gradiens {
+
+namespace {
+std::atomic<uint64_t> next_graph_task_id{1};
+bool anomaly_enabled = false;
+
+std::string shape_str(IntArrayRef sizes) {
+  std::string s;
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return "[" + s + "]";
+}
+
+bool is_expandable_to(IntArrayRef shape, IntArrayRef desired) {
+  if (shape.size() > desired.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t s = shape[shape.size() - 1 - i], d = desired[desired.size() - 1 - i];
+    if (s != d && s != 1) return false;
+  }
+  return true;
+}
+}  // namespace
+
+namespace detail {
+bool anomaly_mode_enabled() { return anomaly_enabled; }
+void record_anomaly_context(Node& node) {
+  node.creation_trace = fmt::format("{} (sequence number {})", node.name(), node.sequence_nr());
+}
+}  // namespace detail
+
+autograd::DetectAnomalyGuard::DetectAnomalyGuard() : previous_(anomaly_enabled) { anomaly_enabled = true; }
+autograd::DetectAnomalyGuard::~DetectAnomalyGuard() { anomaly_enabled = previous_; }
+
+// One backward pass. The per-node state lives in the nodes themselves
+// (tagged with this task's id), which keeps a 10k-node pass allocation-free
+// apart from the ready queue.
+class GraphTask {
+ public:
+  struct Capture {
+    Node* node;
+    uint32_t input_nr;
+    size_t result_index;
+  };
+
+  GraphTask(bool keep_graph, bool create_graph) : id_(next_graph_task_id++), keep_graph_(keep_graph),
+                                                  create_graph_(create_graph) {}
+
+  // Runs backward from `roots` seeded with `root_grads`. With captures (grad()
+  // or backward(inputs=...)) only the nodes leading to them run, and with
+  // `accumulate` false AccumulateGrad nodes are never executed.
+  void run(const std::vector<Edge>& roots, std::vector<Tensor> root_grads, const std::vector<Capture>& captures,
+           bool accumulate, std::vector<Tensor>* captured) {
+    AutoGradMode grad_mode(create_graph_);
+    discover(roots);
+    bool prune = !captures.empty();
+    if (prune) mark_needed(captures);
+
+    auto later_first = [](Node* a, Node* b) { return a->sequence_nr_ < b->sequence_nr_; };
+    std::priority_queue<Node*, std::vector<Node*>, decltype(later_first)> ready(later_first);
+    for (size_t i = 0; i < roots.size(); ++i) {
+      Node* n = roots[i].function.get();
+      accumulate_input(*n, roots[i].input_nr, std::move(root_grads[i]));
+    }
+    std::vector<Node*> queued_roots;  // several roots may share a node
+    for (const Edge& r : roots) {
+      Node* n = r.function.get();
+      if (n->pending_dependencies_ != 0) continue;
+      if (std::find(queued_roots.begin(), queued_roots.end(), n) != queued_roots.end()) continue;
+      queued_roots.push_back(n);
+      ready.push(n);
+    }
+
+    while (!ready.empty()) {
+      Node* node = ready.top();
+      ready.pop();
+      GradList inputs = std::move(node->input_buffer_);
+      node->input_buffer_ = GradList();
+      run_pre_hooks(*node, inputs);
+      for (const Capture& c : captures)
+        if (c.node == node && c.input_nr < inputs.size()) (*captured)[c.result_index] = inputs[c.input_nr];
+
+      bool is_accumulator = dynamic_cast<AccumulateGrad*>(node) != nullptr;
+      bool execute = prune ? any_child_needed(*node) || (is_accumulator && accumulate && node->needed_) : true;
+      if (is_accumulator && !accumulate) execute = false;
+      bool any_defined = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
+      GradList outputs;
+      if (execute && any_defined) {
+        outputs = node->apply(std::move(inputs));
+        if (!keep_graph_) node->release_variables();
+        if (anomaly_enabled) check_anomaly(*node, outputs);
+      }
+      for (size_t i = 0; i < node->next_edges_.size(); ++i) {
+        const Edge& edge = node->next_edges_[i];
+        if (!edge.is_valid()) continue;
+        Node* child = edge.function.get();
+        if (execute && i < outputs.size() && outputs[i].defined())
+          accumulate_input(*child, edge.input_nr, validate(*node, i, *child, edge.input_nr, std::move(outputs[i])));
+        if (--child->pending_dependencies_ == 0) ready.push(child);
+      }
+    }
+    for (Node* n : discovered_) n->input_buffer_ = GradList();
+  }
+
+ private:
+  // Counts, for every node reachable from the roots, how many edges enter it.
+  void discover(const std::vector<Edge>& roots) {
+    std::vector<Node*> stack;
+    auto visit = [&](Node* n) {
+      if (n->graph_task_id_ == id_) return false;
+      n->graph_task_id_ = id_;
+      n->pending_dependencies_ = 0;
+      n->needed_ = false;
+      n->input_buffer_ = GradList();
+      discovered_.push_back(n);
+      return true;
+    };
+    for (const Edge& r : roots)
+      if (visit(r.function.get())) stack.push_back(r.function.get());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge& e : n->next_edges_) {
+        if (!e.is_valid()) continue;
+        Node* child = e.function.get();
+        if (visit(child)) stack.push_back(child);
+        ++child->pending_dependencies_;
+      }
+    }
+  }
+
+  // A node is needed when it is a capture target or leads to one. Children are
+  // created before their parents, so ascending sequence order visits children
+  // first (AccumulateGrad nodes are sinks, so their order does not matter).
+  void mark_needed(const std::vector<Capture>& captures) {
+    for (const Capture& c : captures) c.node->needed_ = true;
+    std::vector<Node*> order = discovered_;
+    std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->sequence_nr_ < b->sequence_nr_; });
+    for (Node* n : order)
+      if (any_child_needed(*n)) n->needed_ = true;
+  }
+
+  bool any_child_needed(const Node& n) const {
+    for (const Edge& e : n.next_edges_)
+      if (e.is_valid() && e.function->needed_) return true;
+    return false;
+  }
+
+  void accumulate_input(Node& node, uint32_t input_nr, Tensor grad) {
+    if (node.input_buffer_.size() <= input_nr) node.input_buffer_.resize(input_nr + 1);
+    Tensor& slot = node.input_buffer_[input_nr];
+    slot = slot.defined() ? add(slot, grad) : std::move(grad);
+  }
+
+  void run_pre_hooks(Node& node, GradList& inputs) {
+    std::vector<std::tuple<unsigned, uint32_t, TensorHook>> hooks = node.pre_hooks_;
+    for (auto& [handle, output_nr, hook] : hooks) {
+      if (output_nr >= inputs.size() || !inputs[output_nr].defined()) continue;
+      Tensor replaced = hook(inputs[output_nr]);
+      if (replaced.defined()) inputs[output_nr] = replaced;
+    }
+  }
+
+  // The engine, not each op, sums a gradient back to a broadcast input's shape
+  // and casts it to the input's dtype.
+  Tensor validate(const Node& producer, size_t index, const Node& consumer, uint32_t input_nr, Tensor grad) {
+    if (input_nr >= consumer.input_metadata_.size()) return grad;
+    const InputMetadata& meta = consumer.input_metadata_[input_nr];
+    if (!(grad.sizes() == IntArrayRef(meta.sizes))) {
+      if (!is_expandable_to(meta.sizes, grad.sizes()))
+        throw Error(fmt::format("Function {} returned an invalid gradient at index {} - got {} but expected shape "
+                                "compatible with {}",
+                                producer.name(), index, shape_str(grad.sizes()), shape_str(meta.sizes)));
+      grad = sum_to(grad, meta.sizes);
+    }
+    if (grad.dtype() != meta.dtype) grad = grad.to(meta.dtype);
+    return grad;
+  }
+
+  void check_anomaly(const Node& node, const GradList& outputs) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].defined() || !outputs[i].is_floating_point()) continue;
+      if (isnan(outputs[i]).any().item<bool>())
+        throw Error(fmt::format("Function '{}' returned nan values in its {}th output.{}", node.name(), i,
+                                node.creation_trace.empty() ? "" : " The node was created by: " + node.creation_trace));
+    }
+  }
+
+  uint64_t id_;
+  bool keep_graph_;
+  bool create_graph_;
+  std::vector<Node*> discovered_;
+};
+
+namespace {
+
+// Root edge and seed gradient for each output, with PyTorch's errors.
+void prepare_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+                   std::vector<Edge>& roots, std::vector<Tensor>& seeds) {
+  GD_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
+           fmt::format("grad requires one grad_output per output: got {} outputs and {} grad_outputs",
+                       outputs.size(), grad_outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    GD_CHECK(out.defined(), fmt::format("element {} of tensors is undefined", i));
+    GD_CHECK(out.requires_grad(),
+             fmt::format("element {} of tensors does not require grad and does not have a grad_fn", i));
+    Tensor seed = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!seed.defined()) {
+      GD_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      seed = ones_like(out);
+    } else {
+      GD_CHECK(seed.sizes() == out.sizes(),
+               fmt::format("Mismatch in shape: grad_output[{}] has a shape of {} and output[{}] has a shape of {}.",
+                           i, shape_str(seed.sizes()), i, shape_str(out.sizes())));
+    }
+    roots.push_back(gradient_edge(out));
+    seeds.push_back(seed);
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                                   bool create_graph, bool allow_unused) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> seeds;
+  prepare_roots(outputs, grad_outputs, roots, seeds);
+  std::vector<GraphTask::Capture> captures;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    GD_CHECK(inputs[i].defined() && inputs[i].requires_grad(),
+             "One of the differentiated Tensors does not require grad");
+    Edge e = gradient_edge(inputs[i]);
+    captures.push_back({e.function.get(), e.input_nr, i});
+  }
+  std::vector<Tensor> result(inputs.size());
+  GraphTask task(retain_graph.value_or(create_graph), create_graph);
+  task.run(roots, std::move(seeds), captures, /*accumulate=*/false, &result);
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (!result[i].defined()) {
+      GD_CHECK(allow_unused,
+               "One of the differentiated Tensors appears to not have been used in the graph. Set "
+               "allow_unused=True if this is the desired behavior.");
+      continue;
+    }
+    // Captured gradients are not reduced by the engine's consumer check; match the input.
+    if (!(result[i].sizes() == inputs[i].sizes())) result[i] = sum_to(result[i], inputs[i].sizes());
+    if (!create_graph) result[i] = result[i].detach();
+  }
+  return result;
+}
+
+void autograd::backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+                        std::optional<bool> retain_graph, bool create_graph, const std::vector<Tensor>& inputs) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> seeds;
+  prepare_roots(tensors, grad_tensors, roots, seeds);
+  std::vector<GraphTask::Capture> captures;
+  std::vector<Tensor> unused(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    GD_CHECK(inputs[i].defined() && inputs[i].requires_grad(),
+             "One of the differentiated Tensors does not require grad");
+    GD_CHECK(inputs[i].is_leaf(), "backward(inputs=...) supports leaf tensors only");
+    Edge e = gradient_edge(inputs[i]);
+    captures.push_back({e.function.get(), e.input_nr, i});
+  }
+  GraphTask task(retain_graph.value_or(create_graph), create_graph);
+  task.run(roots, std::move(seeds), captures, /*accumulate=*/true, &unused);
+}
+
+// ---- Tensor methods that drive autograd ----
+
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  TensorImpl& impl = checked();
+  if (!requires_grad && impl.grad_fn)
+    throw Error(
+        "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+        "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  GD_CHECK(!requires_grad || gradiens::is_floating_point(impl.dtype),
+           fmt::format("only Tensors of floating point dtype can require gradients (got {})", dtype_name(impl.dtype)));
+  impl.requires_grad = requires_grad;
+  return *this;
+}
+
+void Tensor::set_grad(const Tensor& grad) const {
+  TensorImpl& impl = checked();
+  if (grad.defined()) {
+    GD_CHECK(grad.sizes() == sizes(), fmt::format("assigned grad has data of a different size: {} vs {}",
+                                                  shape_str(grad.sizes()), shape_str(sizes())));
+    GD_CHECK(grad.dtype() == dtype(), "assigned grad has data of a different type");
+  }
+  impl.grad = grad.impl_ptr();
+}
+
+void Tensor::retain_grad() {
+  TensorImpl& impl = checked();
+  GD_CHECK(impl.requires_grad, "can't retain_grad on Tensor that has requires_grad=False");
+  if (!impl.grad_fn || impl.retains_grad) return;
+  impl.retains_grad = true;
+  std::weak_ptr<TensorImpl> weak = impl_;
+  impl.grad_fn->add_pre_hook(impl.output_nr, [weak](const Tensor& g) {
+    if (auto target = weak.lock()) {
+      if (!target->grad) target->grad = g.detach().clone().impl_ptr();
+      else target->grad = gradiens::add(Tensor(target->grad), g.detach()).impl_ptr();
+    }
+    return Tensor();
+  });
+}
+
+unsigned Tensor::register_hook(TensorHook hook) const {
+  GD_CHECK(requires_grad(), "cannot register a hook on a tensor that doesn't require gradient");
+  Edge e = gradient_edge(*this);
+  return e.function->add_pre_hook(e.input_nr, std::move(hook));
+}
+
+void Tensor::remove_hook(unsigned handle) const {
+  if (!requires_grad()) return;
+  gradient_edge(*this).function->remove_pre_hook(handle);
+}
+
+Tensor Tensor::detach() const {
+  const TensorImpl& src = checked();
+  auto impl = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
+  return Tensor(std::move(impl));
+}
+
+Tensor& Tensor::detach_() {
+  TensorImpl& impl = checked();
+  impl.grad_fn.reset();
+  impl.output_nr = 0;
+  impl.requires_grad = false;
+  return *this;
+}
+
+}  // namespace gradiens

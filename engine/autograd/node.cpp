@@ -1,0 +1,194 @@
+// Node bookkeeping (sequence numbers, iterative teardown of long graphs, hooks),
+// AccumulateGrad, SavedVariable and the helpers apply<Op> uses to record history.
+#include "engine/autograd/node.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "engine/autograd/function.h"
+#include "engine/autograd/saved_variable.h"
+#include "engine/functions.h"
+
+namespace gradiens {
+
+namespace {
+thread_local bool grad_mode_enabled = true;
+thread_local uint64_t next_sequence_nr = 0;
+std::atomic<unsigned> next_hook_handle{1};
+
+// Note [Iterative graph teardown]
+// A 100k-op chain would free its nodes recursively (each node holds the next)
+// and overflow the stack. Instead a dying node hands the children it solely
+// owns to this thread-local list, and the outermost destructor frees them one
+// by one.
+thread_local std::vector<std::shared_ptr<Node>>* teardown_list = nullptr;
+}  // namespace
+
+bool GradMode::is_enabled() { return grad_mode_enabled; }
+void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
+
+Node::Node() : sequence_nr_(next_sequence_nr++) {}
+
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> local;
+  bool outermost = teardown_list == nullptr;
+  if (outermost) teardown_list = &local;
+  for (auto& edge : next_edges_)
+    if (edge.function && edge.function.use_count() == 1) teardown_list->push_back(std::move(edge.function));
+  if (outermost) {
+    while (!local.empty()) {
+      std::shared_ptr<Node> node = std::move(local.back());
+      local.pop_back();
+      node.reset();  // its destructor appends its own children to `local`
+    }
+    teardown_list = nullptr;
+  }
+}
+
+uint32_t Node::add_input_metadata(const Tensor& forward_output) {
+  InputMetadata meta;
+  meta.sizes = DimVector(forward_output.sizes().begin(), forward_output.sizes().end());
+  meta.dtype = forward_output.dtype();
+  meta.device = forward_output.device();
+  input_metadata_.push_back(std::move(meta));
+  return static_cast<uint32_t>(input_metadata_.size() - 1);
+}
+
+unsigned Node::add_pre_hook(uint32_t output_nr, TensorHook hook) {
+  unsigned handle = next_hook_handle++;
+  pre_hooks_.emplace_back(handle, output_nr, std::move(hook));
+  return handle;
+}
+
+void Node::remove_pre_hook(unsigned handle) {
+  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
+    if (std::get<0>(*it) == handle) {
+      pre_hooks_.erase(it);
+      return;
+    }
+}
+
+// ---- AccumulateGrad ----
+
+AccumulateGrad::AccumulateGrad(const std::shared_ptr<TensorImpl>& variable) : variable_(variable) {
+  add_input_metadata(Tensor(variable));
+}
+
+GradList AccumulateGrad::apply(GradList&& grads) {
+  std::shared_ptr<TensorImpl> impl = variable_.lock();
+  Tensor new_grad = std::move(grads[0]);
+  if (!impl || !new_grad.defined()) return {};
+  if (GradMode::is_enabled()) {
+    // create_graph: the gradient keeps its history, so it can be differentiated.
+    impl->grad = impl->grad ? add(Tensor(impl->grad), new_grad).impl_ptr() : new_grad.impl_ptr();
+    return {};
+  }
+  if (!impl->grad) {
+    // Steal the buffer when nothing else can see it; otherwise copy it, so a
+    // later in-place accumulation never writes into someone else's memory.
+    bool exclusive = new_grad.impl_ptr().use_count() == 1 && new_grad.storage().use_count() == 1 &&
+                     new_grad.is_contiguous() && !new_grad.requires_grad();
+    impl->grad = exclusive ? new_grad.impl_ptr() : new_grad.detach().clone().impl_ptr();
+  } else if (impl->grad->requires_grad) {
+    impl->grad = add(Tensor(impl->grad), new_grad).impl_ptr();
+  } else {
+    Tensor(impl->grad).add_(new_grad);
+  }
+  return {};
+}
+
+Edge gradient_edge(const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  if (impl->grad_fn) return Edge(impl->grad_fn, impl->output_nr);
+  if (!impl->requires_grad) return Edge();
+  if (!impl->grad_accumulator) impl->grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
+  return Edge(impl->grad_accumulator, 0);
+}
+
+// ---- SavedVariable ----
+
+SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
+  if (!tensor.defined()) return;
+  saved_version_ = tensor._version();
+  requires_grad_ = tensor.requires_grad();
+  if (tensor.grad_fn()) grad_fn_of_input_ = tensor.grad_fn();
+  output_nr_ = tensor.output_nr();
+  data_ = tensor;
+  if (is_output) convert_to_output();
+}
+
+void SavedVariable::convert_to_output() {
+  // See Note [Saved output cycle].
+  is_output_ = true;
+  requires_grad_ = true;
+  output_nr_ = 0;
+  data_ = Tensor(std::make_shared<TensorImpl>(data_.storage(), DimVector(data_.sizes().begin(), data_.sizes().end()),
+                                              DimVector(data_.strides().begin(), data_.strides().end()),
+                                              data_.storage_offset(), data_.dtype()));
+}
+
+Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
+  if (was_released_) {
+    throw Error(
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+        "you need to access saved tensors after calling backward.");
+  }
+  if (!data_.defined()) return Tensor();
+  if (data_._version() != saved_version_) {
+    std::string sizes;
+    for (size_t i = 0; i < data_.sizes().size(); ++i) sizes += (i ? ", " : "") + std::to_string(data_.sizes()[i]);
+    std::shared_ptr<Node> producer = is_output_ ? owner : grad_fn_of_input_.lock();
+    std::string which = producer ? fmt::format(", which is output {} of {},", output_nr_, producer->name()) : "";
+    throw Error(fmt::format(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        "[{} [{}]]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with autograd::DetectAnomalyGuard.",
+        legacy_tensor_type_name(data_.dtype()), sizes, which, data_._version(), saved_version_));
+  }
+  if (!is_output_) return data_;
+  // Re-attach the owner as grad_fn so a create_graph backward can differentiate through it.
+  auto impl = std::make_shared<TensorImpl>(*data_.impl());
+  impl->requires_grad = requires_grad_;
+  impl->grad_fn = owner;
+  impl->output_nr = output_nr_;
+  return Tensor(std::move(impl));
+}
+
+void SavedVariable::reset() {
+  if (data_.defined()) was_released_ = true;
+  data_ = Tensor();
+}
+
+// ---- recording helpers used by apply<Op> ----
+
+std::shared_ptr<Node> Ctx::owner() const { return owner_ ? owner_->shared_from_this() : nullptr; }
+
+namespace detail {
+
+Tensor fresh_alias(const Tensor& t) {
+  const TensorImpl& src = *t.impl();
+  auto impl = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
+  impl->is_view = true;
+  impl->view_base = src.view_base ? src.view_base : t.impl_ptr();
+  return Tensor(std::move(impl));
+}
+
+void set_history(Tensor& output, const std::shared_ptr<Node>& node) {
+  TensorImpl* impl = output.impl();
+  GD_CHECK(is_floating_point(impl->dtype),
+           fmt::format("only Tensors of floating point dtype can require gradients (got {} from {})",
+                       dtype_name(impl->dtype), node->name()));
+  node->add_input_metadata(output);
+  impl->requires_grad = true;
+  impl->grad_fn = node;
+  impl->output_nr = 0;
+}
+
+}  // namespace detail
+
+}  // namespace gradiens

@@ -1,0 +1,210 @@
+// The free-function forms of the ops (gradiens::exp(x), gradiens::matmul(a, b),
+// ...), the operators, and the factories. Each is defined beside its op in
+// engine/ops/<family>.cpp.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "engine/tensor.h"
+
+namespace gradiens {
+
+// ---- factories (engine/ops/factories.cpp, engine/ops/random.cpp) ----
+Tensor empty(IntArrayRef sizes, const TensorOptions& options = {});
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
+Tensor zeros(IntArrayRef sizes, const TensorOptions& options = {});
+Tensor ones(IntArrayRef sizes, const TensorOptions& options = {});
+Tensor full(IntArrayRef sizes, Scalar value, const TensorOptions& options = {});
+Tensor eye(int64_t n, const TensorOptions& options = {});
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
+Tensor arange(Scalar end, const TensorOptions& options = {});
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& options = {});
+Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options = {});
+Tensor scalar_tensor(Scalar value, const TensorOptions& options = {});
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
+Tensor full_like(const Tensor& t, Scalar value, const TensorOptions& options = {});
+// Wraps caller-owned memory (no copy); `deleter`, if given, runs when the last tensor goes.
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
+                 const TensorOptions& options = {});
+
+class Generator;
+Tensor rand(IntArrayRef sizes, const TensorOptions& options = {});
+Tensor rand(IntArrayRef sizes, Generator& generator, const TensorOptions& options = {});
+Tensor randn(IntArrayRef sizes, const TensorOptions& options = {});
+Tensor randn(IntArrayRef sizes, Generator& generator, const TensorOptions& options = {});
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+
+// ---- elementwise (engine/ops/binary.cpp, engine/ops/unary.cpp) ----
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor add(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, Scalar b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, Scalar b);
+Tensor pow(const Tensor& base, const Tensor& exponent);
+Tensor pow(const Tensor& base, Scalar exponent);
+Tensor pow(Scalar base, const Tensor& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, Scalar max);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, Scalar b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, Scalar b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, Scalar b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, Scalar b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, Scalar b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, Scalar b);
+Tensor logical_not(const Tensor& x);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, std::string_view approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor softplus(const Tensor& x, Scalar beta = 1, Scalar threshold = 20);
+Tensor erf(const Tensor& x);
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);
+Tensor isfinite(const Tensor& x);
+// Fused backward kernels, each an op with its own backward (STYLE.md habit 3).
+Tensor tanh_backward(const Tensor& grad, const Tensor& y);     // grad * (1 - y^2)
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& y);  // grad * y * (1 - y)
+
+// ---- reductions (engine/ops/reduce.cpp) ----
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor max(const Tensor& x);
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& x);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1,
+           bool keepdim = false);
+Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1,
+           bool keepdim = false);
+Tensor norm(const Tensor& x, Scalar p = 2);
+Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
+// Sums `x` down to `sizes` (the reverse of broadcasting): what backward does for
+// a broadcast input.
+Tensor sum_to(const Tensor& x, IntArrayRef sizes);
+
+// ---- products (engine/ops/linalg.cpp) ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& a, const Tensor& v);
+Tensor dot(const Tensor& a, const Tensor& b);
+
+// ---- shape (engine/ops/shape.cpp) ----
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor reshape(const Tensor& x, IntArrayRef sizes);
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& x, IntArrayRef dims);
+Tensor squeeze(const Tensor& x);
+Tensor squeeze(const Tensor& x, int64_t dim);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+
+// ---- indexing along a dim (engine/ops/indexing.cpp) ----
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
+
+// ---- comparison of whole tensors ----
+bool equal(const Tensor& a, const Tensor& b);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+
+// ---- operators ----
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+inline Tensor operator+(Scalar a, const Tensor& b) { return add(b, a); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+Tensor operator-(Scalar a, const Tensor& b);
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+inline Tensor operator*(Scalar a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+Tensor operator/(Scalar a, const Tensor& b);
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+inline Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
+inline Tensor operator&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+inline Tensor operator|(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
+inline Tensor operator^(const Tensor& a, const Tensor& b) { return logical_xor(a, b); }
+inline Tensor operator~(const Tensor& x) { return logical_not(x); }
+
+// ---- threads ----
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace gradiens

@@ -1,0 +1,202 @@
+// Comparisons and logical ops (bool results, no gradient), where, clamp,
+// isnan/isinf/isfinite, equal and allclose.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "engine/autograd/function.h"
+#include "engine/functions.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
+
+namespace gradiens {
+
+namespace {
+
+using kernels::cpu::elementwise_kernel;
+
+template <class Cmp>
+Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, Cmp cmp) {
+  ScalarType dt = result_type(a, b, op);
+  BinaryOperands ops = prepare_binary(a, b, dt, kBool, op);
+  auto iter = make_iterator(ops.out, {ops.a, ops.b});
+  dispatch_all(dt, op, [&]<class T>() { elementwise_kernel<bool, T, T>(iter, [&](T x, T y) { return cmp(x, y); }); });
+  return ops.out;
+}
+
+template <class Cmp>
+Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, Cmp cmp) {
+  return compare(a, scalar_to_tensor(s, result_type(a, s, op)), op, cmp);
+}
+
+struct Eq { template <class T> bool operator()(T x, T y) const { return x == y; } };
+struct Ne { template <class T> bool operator()(T x, T y) const { return x != y; } };
+struct Lt { template <class T> bool operator()(T x, T y) const { return x < y; } };
+struct Le { template <class T> bool operator()(T x, T y) const { return x <= y; } };
+struct Gt { template <class T> bool operator()(T x, T y) const { return x > y; } };
+struct Ge { template <class T> bool operator()(T x, T y) const { return x >= y; } };
+struct And { template <class T> bool operator()(T x, T y) const { return x && y; } };
+struct Or { template <class T> bool operator()(T x, T y) const { return x || y; } };
+struct Xor { template <class T> bool operator()(T x, T y) const { return bool(x) != bool(y); } };
+
+template <class Pred>
+Tensor predicate(const Tensor& x, std::string_view op, Pred pred) {
+  Tensor out = empty(x.sizes(), TensorOptions().dtype(kBool).device(x.device()));
+  auto iter = make_iterator(out, {x});
+  dispatch_all(x.dtype(), op, [&]<class T>() { elementwise_kernel<bool, T>(iter, [&](T v) { return pred(v); }); });
+  return out;
+}
+
+struct Where {
+  static constexpr std::string_view name = "WhereBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& condition, const Tensor& a, const Tensor& b) {
+    GD_CHECK(condition.dtype() == kBool,
+             fmt::format("where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                         dtype_name(condition.dtype())));
+    ctx.extra = {condition};
+    ScalarType dt = result_type(a, b, "where");
+    DimVector shape = broadcast_shapes(condition.sizes(), broadcast_shapes(a.sizes(), b.sizes()));
+    Tensor out = empty(shape, TensorOptions().dtype(dt).device(a.device()));
+    Tensor ac = a.to(dt), bc = b.to(dt);
+    auto iter = make_iterator(out, {condition, ac, bc});
+    dispatch_all(dt, "where", [&]<class T>() {
+      elementwise_kernel<T, bool, T, T>(iter, [](bool c, T x, T y) { return c ? x : y; });
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    const Tensor& c = ctx.extra[0];
+    return {Tensor(), ctx.needs_input_grad(1) ? where(c, g, 0.0) : Tensor(),
+            ctx.needs_input_grad(2) ? where(c, 0.0, g) : Tensor()};
+  }
+};
+
+struct Clamp {
+  static constexpr std::string_view name = "ClampBackward1";
+  static Tensor forward(Ctx& ctx, const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+    GD_CHECK(lo || hi, "clamp: At least one of 'min' or 'max' must not be None");
+    ctx.save_for_backward(x);
+    ctx.scalar = lo.value_or(Scalar(0));
+    ctx.real = hi ? hi->to_double() : 0;
+    ctx.ints = {lo ? 1 : 0, hi ? 1 : 0};
+    Tensor out = empty(x.sizes(), x.options());
+    auto iter = make_iterator(out, {x});
+    dispatch_numeric(x.dtype(), "clamp", [&]<class T>() {
+      bool has_lo = lo.has_value(), has_hi = hi.has_value();
+      T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
+      elementwise_kernel<T, T>(iter, [=](T v) {
+        if (v != v) return v;  // NaN propagates
+        if (has_lo && v < l) v = l;
+        if (has_hi && v > h) v = h;
+        return v;
+      });
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [x] = ctx.saved<1>();
+    Tensor keep = ones_like(x, TensorOptions().dtype(kBool));
+    if (ctx.ints[0]) keep = keep & (x >= ctx.scalar);
+    if (ctx.ints[1]) keep = keep & (x <= Scalar(ctx.real));
+    return {where(keep, g, 0.0)};
+  }
+};
+
+}  // namespace
+
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", Eq{}); }
+Tensor eq(const Tensor& a, Scalar b) { return compare(a, b, "eq", Eq{}); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", Ne{}); }
+Tensor ne(const Tensor& a, Scalar b) { return compare(a, b, "ne", Ne{}); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", Lt{}); }
+Tensor lt(const Tensor& a, Scalar b) { return compare(a, b, "lt", Lt{}); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", Le{}); }
+Tensor le(const Tensor& a, Scalar b) { return compare(a, b, "le", Le{}); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", Gt{}); }
+Tensor gt(const Tensor& a, Scalar b) { return compare(a, b, "gt", Gt{}); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", Ge{}); }
+Tensor ge(const Tensor& a, Scalar b) { return compare(a, b, "ge", Ge{}); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_and", And{}); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_or", Or{}); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Xor{}); }
+Tensor logical_not(const Tensor& x) {
+  return predicate(x, "logical_not", [](auto v) { return !static_cast<bool>(v); });
+}
+Tensor isnan(const Tensor& x) {
+  return predicate(x, "isnan", [](auto v) { return v != v; });
+}
+Tensor isinf(const Tensor& x) {
+  return predicate(x, "isinf", [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
+    else return false;
+  });
+}
+Tensor isfinite(const Tensor& x) {
+  return predicate(x, "isfinite", [](auto v) {
+    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
+    else return true;
+  });
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) { return apply<Where>(condition, a, b); }
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b) {
+  return where(condition, scalar_to_tensor(a, result_type(b, a, "where")), b);
+}
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b) {
+  return where(condition, a, scalar_to_tensor(b, result_type(a, b, "where")));
+}
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return apply<Clamp>(x, min, max);
+}
+Tensor clamp_min(const Tensor& x, Scalar min) { return clamp(x, min, std::nullopt); }
+Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, max); }
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (!(a.sizes() == b.sizes())) return false;
+  return eq(a, b).all().item<bool>();
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  NoGradGuard no_grad;
+  Tensor x = a.to(kFloat64), y = b.to(kFloat64);
+  Tensor close = abs(x - y) <= abs(y) * rtol + atol;
+  close = close | (x == y);  // equal infinities
+  if (equal_nan) close = close | (isnan(x) & isnan(y));
+  return close.all().item<bool>();
+}
+
+// ---- methods ----
+Tensor Tensor::eq(const Tensor& o) const { return gradiens::eq(*this, o); }
+Tensor Tensor::eq(Scalar o) const { return gradiens::eq(*this, o); }
+Tensor Tensor::ne(const Tensor& o) const { return gradiens::ne(*this, o); }
+Tensor Tensor::ne(Scalar o) const { return gradiens::ne(*this, o); }
+Tensor Tensor::lt(const Tensor& o) const { return gradiens::lt(*this, o); }
+Tensor Tensor::lt(Scalar o) const { return gradiens::lt(*this, o); }
+Tensor Tensor::le(const Tensor& o) const { return gradiens::le(*this, o); }
+Tensor Tensor::le(Scalar o) const { return gradiens::le(*this, o); }
+Tensor Tensor::gt(const Tensor& o) const { return gradiens::gt(*this, o); }
+Tensor Tensor::gt(Scalar o) const { return gradiens::gt(*this, o); }
+Tensor Tensor::ge(const Tensor& o) const { return gradiens::ge(*this, o); }
+Tensor Tensor::ge(Scalar o) const { return gradiens::ge(*this, o); }
+Tensor Tensor::logical_not() const { return gradiens::logical_not(*this); }
+Tensor Tensor::logical_and(const Tensor& o) const { return gradiens::logical_and(*this, o); }
+Tensor Tensor::logical_or(const Tensor& o) const { return gradiens::logical_or(*this, o); }
+Tensor Tensor::logical_xor(const Tensor& o) const { return gradiens::logical_xor(*this, o); }
+Tensor Tensor::isnan() const { return gradiens::isnan(*this); }
+Tensor Tensor::isinf() const { return gradiens::isinf(*this); }
+Tensor Tensor::isfinite() const { return gradiens::isfinite(*this); }
+Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
+  return gradiens::where(condition, *this, other);
+}
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  return gradiens::clamp(*this, min, max);
+}
+Tensor Tensor::clamp_min(Scalar min) const { return gradiens::clamp_min(*this, min); }
+Tensor Tensor::clamp_max(Scalar max) const { return gradiens::clamp_max(*this, max); }
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  bool record = check_inplace(*this, {}, "clamp_");
+  return commit_inplace(*this, gradiens::clamp(record ? clone() : *this, min, max), record);
+}
+
+}  // namespace gradiens

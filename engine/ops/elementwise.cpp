@@ -1,0 +1,135 @@
+// Broadcasting, result types and operand preparation shared by every
+// elementwise op.
+#include "engine/ops/elementwise.h"
+
+#include <fmt/format.h>
+
+namespace gradiens {
+
+namespace {
+std::string shape_str(IntArrayRef s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return "[" + out + "]";
+}
+int category(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
+std::string_view capitalized_name(ScalarType t) {
+  switch (t) {
+    case kFloat32: return "Float";
+    case kFloat64: return "Double";
+    case kInt32: return "Int";
+    case kInt64: return "Long";
+    case kUInt8: return "Byte";
+    case kBool: return "Bool";
+    case kFloat16: return "Half";
+    case kBFloat16: return "BFloat16";
+  }
+  return "Unknown";
+}
+}  // namespace
+
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(fmt::format("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
+                              "dimension {}",
+                              da, db, i));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
+  DimVector strides(shape.size(), 0);
+  size_t offset = shape.size() - static_cast<size_t>(t.dim());
+  for (size_t i = 0; i < static_cast<size_t>(t.dim()); ++i)
+    strides[i + offset] = t.sizes()[i] == 1 ? 0 : t.strides()[i];
+  return strides;
+}
+
+ScalarType result_type(const Tensor& a, const Tensor& b, std::string_view op) {
+  ScalarType ta = a.dtype(), tb = b.dtype();
+  bool a_dims = a.dim() > 0, b_dims = b.dim() > 0;
+  if (a_dims == b_dims) {
+    GD_CHECK(!(a_dims && ta != tb && is_floating_point(ta) && is_floating_point(tb)),
+             fmt::format("{}: expected both tensors to have the same floating dtype, got {} and {}; convert one with "
+                         ".to() (gradiens does not promote float32 and float64 tensors silently)",
+                         op, dtype_name(ta), dtype_name(tb)));
+    return promote_types(ta, tb);
+  }
+  // One side is 0-dim: it can lift the category but not widen within it.
+  ScalarType dim_type = a_dims ? ta : tb, zero_type = a_dims ? tb : ta;
+  if (category(zero_type) > category(dim_type)) return zero_type;
+  return dim_type;
+}
+
+ScalarType result_type(const Tensor& a, const Scalar& b, std::string_view) {
+  ScalarType ta = a.dtype();
+  int scalar_category = b.is_floating_point() ? 2 : b.is_integral() ? 1 : 0;
+  if (scalar_category > category(ta)) return b.is_floating_point() ? kFloat32 : kInt64;
+  return ta;
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, std::string_view op) {
+  GD_CHECK(a.device() == b.device(),
+           fmt::format("{}: expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                       op, a.device().str(), b.device().str()));
+}
+
+kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs) {
+  IntArrayRef shape = out.sizes();
+  DimVector strides[kernels::cpu::ElementwiseIterator::kMaxOperands];
+  kernels::cpu::Operand ops[kernels::cpu::ElementwiseIterator::kMaxOperands];
+  ops[0] = {out.data_ptr(), static_cast<int64_t>(out.element_size()), out.strides()};
+  int k = 1;
+  for (const Tensor& t : inputs) {
+    strides[k] = broadcast_strides(t, shape);
+    ops[k] = {t.data_ptr(), static_cast<int64_t>(t.element_size()), strides[k]};
+    ++k;
+  }
+  switch (k) {
+    case 1: return kernels::cpu::ElementwiseIterator(shape, {ops[0]});
+    case 2: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1]});
+    case 3: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1], ops[2]});
+    default: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1], ops[2], ops[3]});
+  }
+}
+
+Tensor scalar_to_tensor(const Scalar& value, ScalarType dtype) {
+  Tensor t = empty({}, TensorOptions().dtype(dtype));
+  dispatch_all(dtype, "scalar_to_tensor", [&]<class T>() { *t.data_ptr<T>() = value.to<T>(); });
+  return t;
+}
+
+void check_inplace_output(const Tensor& out, IntArrayRef broadcast_shape, ScalarType result, std::string_view op) {
+  GD_CHECK(out.sizes() == broadcast_shape,
+           fmt::format("{}: output with shape {} doesn't match the broadcast shape {}", op, shape_str(out.sizes()),
+                       shape_str(broadcast_shape)));
+  GD_CHECK(category(result) <= category(out.dtype()),
+           fmt::format("{}: result type {} can't be cast to the desired output type {}", op, capitalized_name(result),
+                       capitalized_name(out.dtype())));
+}
+
+BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
+                              std::string_view op, const Tensor& inplace_out) {
+  check_same_device(a, b, op);
+  BinaryOperands ops;
+  if (inplace_out.defined()) {
+    check_inplace_output(inplace_out, broadcast_shapes(a.sizes(), b.sizes()), out_dtype, op);
+    // In place, the arithmetic runs in the output's dtype (a lossless choice
+    // once the cast check above has passed for float outputs).
+    if (compute_dtype == out_dtype) compute_dtype = inplace_out.dtype();
+    ops.out = inplace_out;
+  } else {
+    ops.out = empty(broadcast_shapes(a.sizes(), b.sizes()), TensorOptions().dtype(out_dtype).device(a.device()));
+  }
+  ops.a = a.dtype() == compute_dtype ? a : a.to(compute_dtype);
+  ops.b = b.dtype() == compute_dtype ? b : b.to(compute_dtype);
+  return ops;
+}
+
+}  // namespace gradiens

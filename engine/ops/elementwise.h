@@ -1,0 +1,43 @@
+// Shared machinery of the elementwise ops: broadcasting, PyTorch's result
+// type, and running a typed kernel over broadcast operands.
+#pragma once
+
+#include <string_view>
+
+#include "engine/functions.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace gradiens {
+
+// Broadcast shape of two shapes, or PyTorch's error naming the bad dimension.
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+// Strides (elements) that view `t` as `shape` (0 on broadcast dimensions).
+DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
+
+// PyTorch's result type: dimensioned tensors decide within a category, 0-dim
+// tensors and scalars only lift the category (bool < integer < floating).
+// float32 and float64 tensors with dims mixed in one op are an error.
+ScalarType result_type(const Tensor& a, const Tensor& b, std::string_view op);
+ScalarType result_type(const Tensor& a, const Scalar& b, std::string_view op);
+
+void check_same_device(const Tensor& a, const Tensor& b, std::string_view op);
+
+// Iterator over `out` and `inputs` broadcast to out's shape.
+kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs);
+
+// A 0-dim tensor holding `value` in `dtype`.
+Tensor scalar_to_tensor(const Scalar& value, ScalarType dtype);
+
+// For in-place forms: the output `out` must already have the broadcast shape
+// and a dtype the result can be cast to, with PyTorch's errors.
+void check_inplace_output(const Tensor& out, IntArrayRef broadcast_shape, ScalarType result, std::string_view op);
+
+// The operands of a binary kernel: `a` and `b` converted to the compute dtype,
+// and the output (new, or `inplace_out` after checking it can hold the result).
+struct BinaryOperands {
+  Tensor out, a, b;
+};
+BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
+                              std::string_view op, const Tensor& inplace_out = Tensor());
+
+}  // namespace gradiens

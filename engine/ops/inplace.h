@@ -1,0 +1,30 @@
+// The rules every in-place op follows (see Note [In-place ops and autograd]).
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+
+#include "engine/tensor.h"
+
+namespace gradiens {
+
+// Note [In-place ops and autograd]
+// Under grad mode an in-place op on a leaf that requires grad is an error, as in
+// PyTorch. On a non-leaf it rebases history: the op is recorded out of place on
+// a clone of self (so the saved value is the one before the write), the result
+// is written into self's storage, and self's grad_fn becomes the new node.
+// An in-place op through a *view* whose base or operands require grad is
+// refused with a clear error instead of PyTorch's CopySlices rebase: write to
+// the base, or clone() the view first.
+// Returns true when the op must be recorded (grad mode on and self or an
+// operand requires grad).
+bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op);
+
+// Writes `result` into self, bumps the version, and (when `record`) makes
+// result's history self's.
+Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record);
+
+// Writes src (broadcast, cast) into dst without autograd, bumping nothing.
+void copy_data(const Tensor& dst, const Tensor& src);
+
+}  // namespace gradiens

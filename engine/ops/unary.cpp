@@ -1,0 +1,370 @@
+// Unary math (exp, log, tanh, sigmoid, relu, erf, ...), the fused tanh/sigmoid
+// backward ops, the composite activations (gelu, silu, square), and the
+// in-place forms. Floating math runs through the vectorized kernels.
+#include <cmath>
+#include <numbers>
+
+#include "engine/autograd/function.h"
+#include "engine/functions.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vector_math.h"
+
+namespace gradiens {
+
+namespace {
+
+using kernels::cpu::UnaryMath;
+using kernels::cpu::elementwise_kernel;
+
+// Applies a vectorized math function; integer inputs compute in float32 as in PyTorch.
+Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
+  Tensor xc = x.is_floating_point() ? x.contiguous() : x.to(kFloat32);
+  Tensor out = empty(xc.sizes(), xc.options());
+  dispatch_floating(xc.dtype(), name, [&]<class T>() {
+    const T* in = xc.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    kernels::cpu::parallel_for(0, xc.numel(), kernels::cpu::kElementwiseGrainSize / 4, [&](int64_t b, int64_t e) {
+      kernels::cpu::unary_math(op, in + b, o + b, e - b);
+    });
+  });
+  return out;
+}
+
+// Floating inputs take the vectorized path; integer inputs a typed scalar loop.
+template <class F>
+Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name, F f) {
+  if (x.is_floating_point()) return float_math(x, op, name);
+  Tensor out = empty(x.sizes(), x.options());
+  auto iter = make_iterator(out, {x});
+  dispatch_numeric(x.dtype(), name, [&]<class T>() { elementwise_kernel<T, T>(iter, [&](T v) { return static_cast<T>(f(v)); }); });
+  return out;
+}
+
+struct Neg {
+  static constexpr std::string_view name = "NegBackward0";
+  static Tensor forward(Ctx&, const Tensor& x) {
+    GD_CHECK(x.dtype() != kBool, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                                 "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return numeric_math(x, UnaryMath::Neg, "neg", [](auto v) { return -v; });
+  }
+  static GradList backward(Ctx&, const Tensor& g) { return {-g}; }
+};
+
+struct Exp {
+  static constexpr std::string_view name = "ExpBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Exp, "exp");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * ctx.saved(0)}; }
+};
+
+struct Log {
+  static constexpr std::string_view name = "LogBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return float_math(x, UnaryMath::Log, "log");
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g / ctx.saved(0)}; }
+};
+
+struct Log1p {
+  static constexpr std::string_view name = "Log1PBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return float_math(x, UnaryMath::Log1p, "log1p");
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g / (ctx.saved(0) + 1)}; }
+};
+
+struct Expm1 {
+  static constexpr std::string_view name = "Expm1Backward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Expm1, "expm1");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * (ctx.saved(0) + 1)}; }
+};
+
+struct Sqrt {
+  static constexpr std::string_view name = "SqrtBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Sqrt, "sqrt");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g / (ctx.saved(0) * 2)}; }
+};
+
+struct Rsqrt {
+  static constexpr std::string_view name = "RsqrtBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Rsqrt, "rsqrt");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * pow(ctx.saved(0), 3) * -0.5}; }
+};
+
+struct Abs {
+  static constexpr std::string_view name = "AbsBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return numeric_math(x, UnaryMath::Abs, "abs", [](auto v) { return v < 0 ? -v : v; });
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * sign(ctx.saved(0))}; }
+};
+
+struct Sign {
+  static constexpr std::string_view name = "SignBackward0";
+  static Tensor forward(Ctx&, const Tensor& x) {
+    return numeric_math(x, UnaryMath::Sign, "sign", [](auto v) { return (v > 0) - (v < 0); });
+  }
+  static GradList backward(Ctx&, const Tensor& g) { return {zeros_like(g)}; }
+};
+
+struct Reciprocal {
+  static constexpr std::string_view name = "ReciprocalBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Reciprocal, "reciprocal");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    Tensor y = ctx.saved(0);
+    return {-g * y * y};
+  }
+};
+
+struct Sin {
+  static constexpr std::string_view name = "SinBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return float_math(x, UnaryMath::Sin, "sin");
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * cos(ctx.saved(0))}; }
+};
+
+struct Cos {
+  static constexpr std::string_view name = "CosBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return float_math(x, UnaryMath::Cos, "cos");
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {-g * sin(ctx.saved(0))}; }
+};
+
+struct Tan {
+  static constexpr std::string_view name = "TanBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Tan, "tan");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    Tensor y = ctx.saved(0);
+    return {g * (y * y + 1)};
+  }
+};
+
+struct Tanh {
+  static constexpr std::string_view name = "TanhBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Tanh, "tanh");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {tanh_backward(g, ctx.saved(0))}; }
+};
+
+struct Sigmoid {
+  static constexpr std::string_view name = "SigmoidBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = float_math(x, UnaryMath::Sigmoid, "sigmoid");
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {sigmoid_backward(g, ctx.saved(0))}; }
+};
+
+struct Relu {
+  static constexpr std::string_view name = "ReluBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    Tensor y = numeric_math(x, UnaryMath::Relu, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {where(ctx.saved(0) > 0, g, 0.0)}; }
+};
+
+struct Erf {
+  static constexpr std::string_view name = "ErfBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return float_math(x, UnaryMath::Erf, "erf");
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    Tensor x = ctx.saved(0);
+    return {g * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};
+  }
+};
+
+// softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
+struct Softplus {
+  static constexpr std::string_view name = "SoftplusBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, Scalar beta, Scalar threshold) {
+    ctx.save_for_backward(x);
+    ctx.scalar = beta;
+    ctx.real = threshold.to_double();
+    Tensor out = empty(x.sizes(), x.options());
+    auto iter = make_iterator(out, {x});
+    dispatch_floating(x.dtype(), "softplus", [&]<class T>() {
+      T b = beta.to<T>(), th = threshold.to<T>();
+      elementwise_kernel<T, T>(iter, [=](T v) {
+        T z = v * b;
+        if (z > th) return v;
+        // log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)).
+        return (std::max(z, T(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
+      });
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    Tensor x = ctx.saved(0);
+    Tensor z = x * ctx.scalar;
+    return {where(z > Scalar(ctx.real), g, g * sigmoid(z))};
+  }
+};
+
+// Fused tanh backward: grad * (1 - y^2), itself differentiable.
+struct TanhBackwardOp {
+  static constexpr std::string_view name = "TanhBackwardBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& grad, const Tensor& y) {
+    ctx.save_for_backward(grad, y);
+    if (!(grad.sizes() == y.sizes()) || grad.dtype() != y.dtype() || !grad.is_floating_point()) {
+      NoGradGuard guard;
+      return grad * (1 - y * y);
+    }
+    Tensor gc = grad.contiguous(), yc = y.contiguous();
+    Tensor out = empty(y.sizes(), y.options());
+    dispatch_floating(y.dtype(), "tanh_backward", [&]<class T>() {
+      kernels::cpu::tanh_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& gg) {
+    auto [grad, y] = ctx.saved<2>();
+    return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),
+            ctx.needs_input_grad(1) ? gg * grad * y * -2.0 : Tensor()};
+  }
+};
+
+// Fused sigmoid backward: grad * y * (1 - y), itself differentiable.
+struct SigmoidBackwardOp {
+  static constexpr std::string_view name = "SigmoidBackwardBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& grad, const Tensor& y) {
+    ctx.save_for_backward(grad, y);
+    if (!(grad.sizes() == y.sizes()) || grad.dtype() != y.dtype() || !grad.is_floating_point()) {
+      NoGradGuard guard;
+      return grad * y * (1 - y);
+    }
+    Tensor gc = grad.contiguous(), yc = y.contiguous();
+    Tensor out = empty(y.sizes(), y.options());
+    dispatch_floating(y.dtype(), "sigmoid_backward", [&]<class T>() {
+      kernels::cpu::sigmoid_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& gg) {
+    auto [grad, y] = ctx.saved<2>();
+    return {ctx.needs_input_grad(0) ? sigmoid_backward(gg, y) : Tensor(),
+            ctx.needs_input_grad(1) ? gg * grad * (1 - y * 2.0) : Tensor()};
+  }
+};
+
+}  // namespace
+
+Tensor neg(const Tensor& x) { return apply<Neg>(x); }
+Tensor exp(const Tensor& x) { return apply<Exp>(x); }
+Tensor log(const Tensor& x) { return apply<Log>(x); }
+Tensor log1p(const Tensor& x) { return apply<Log1p>(x); }
+Tensor expm1(const Tensor& x) { return apply<Expm1>(x); }
+Tensor sqrt(const Tensor& x) { return apply<Sqrt>(x); }
+Tensor rsqrt(const Tensor& x) { return apply<Rsqrt>(x); }
+Tensor abs(const Tensor& x) { return apply<Abs>(x); }
+Tensor sign(const Tensor& x) { return apply<Sign>(x); }
+Tensor reciprocal(const Tensor& x) { return apply<Reciprocal>(x); }
+Tensor square(const Tensor& x) { return pow(x, 2); }
+Tensor sin(const Tensor& x) { return apply<Sin>(x); }
+Tensor cos(const Tensor& x) { return apply<Cos>(x); }
+Tensor tan(const Tensor& x) { return apply<Tan>(x); }
+Tensor tanh(const Tensor& x) { return apply<Tanh>(x); }
+Tensor sigmoid(const Tensor& x) { return apply<Sigmoid>(x); }
+Tensor relu(const Tensor& x) { return apply<Relu>(x); }
+Tensor erf(const Tensor& x) { return apply<Erf>(x); }
+Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) { return apply<Softplus>(x, beta, threshold); }
+Tensor tanh_backward(const Tensor& grad, const Tensor& y) { return apply<TanhBackwardOp>(grad, y); }
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) { return apply<SigmoidBackwardOp>(grad, y); }
+
+// Composite activations: their derivatives of every order come from the parts.
+Tensor silu(const Tensor& x) { return x * sigmoid(x); }
+Tensor gelu(const Tensor& x, std::string_view approximate) {
+  if (approximate == "tanh") {
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    return x * 0.5 * (1 + tanh((x + x * x * x * 0.044715) * k));
+  }
+  GD_CHECK(approximate == "none", "gelu: approximate must be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+  return x * 0.5 * (1 + erf(x * (1.0 / std::numbers::sqrt2)));
+}
+
+// ---- methods ----
+Tensor Tensor::neg() const { return gradiens::neg(*this); }
+Tensor Tensor::exp() const { return gradiens::exp(*this); }
+Tensor Tensor::log() const { return gradiens::log(*this); }
+Tensor Tensor::log1p() const { return gradiens::log1p(*this); }
+Tensor Tensor::expm1() const { return gradiens::expm1(*this); }
+Tensor Tensor::sqrt() const { return gradiens::sqrt(*this); }
+Tensor Tensor::rsqrt() const { return gradiens::rsqrt(*this); }
+Tensor Tensor::abs() const { return gradiens::abs(*this); }
+Tensor Tensor::sign() const { return gradiens::sign(*this); }
+Tensor Tensor::reciprocal() const { return gradiens::reciprocal(*this); }
+Tensor Tensor::square() const { return gradiens::square(*this); }
+Tensor Tensor::sin() const { return gradiens::sin(*this); }
+Tensor Tensor::cos() const { return gradiens::cos(*this); }
+Tensor Tensor::tan() const { return gradiens::tan(*this); }
+Tensor Tensor::tanh() const { return gradiens::tanh(*this); }
+Tensor Tensor::sigmoid() const { return gradiens::sigmoid(*this); }
+Tensor Tensor::relu() const { return gradiens::relu(*this); }
+Tensor Tensor::gelu(std::string_view approximate) const { return gradiens::gelu(*this, approximate); }
+Tensor Tensor::silu() const { return gradiens::silu(*this); }
+Tensor Tensor::softplus(Scalar beta, Scalar threshold) const { return gradiens::softplus(*this, beta, threshold); }
+Tensor Tensor::erf() const { return gradiens::erf(*this); }
+
+// ---- in-place forms: computed out of place, written back (Note [In-place ops and autograd]) ----
+namespace {
+template <class F>
+Tensor& unary_inplace(Tensor& self, std::string_view op, F f) {
+  bool record = check_inplace(self, {}, op);
+  Tensor result = f(record ? self.clone() : self);
+  GD_CHECK(result.dtype() == self.dtype(), std::string(op) + ": result type " + std::string(dtype_name(result.dtype())) +
+                                               " can't be cast to the desired output type " +
+                                               std::string(dtype_name(self.dtype())));
+  return commit_inplace(self, result, record);
+}
+}  // namespace
+
+Tensor& Tensor::neg_() { return unary_inplace(*this, "neg_", [](const Tensor& t) { return gradiens::neg(t); }); }
+Tensor& Tensor::exp_() { return unary_inplace(*this, "exp_", [](const Tensor& t) { return gradiens::exp(t); }); }
+Tensor& Tensor::log_() { return unary_inplace(*this, "log_", [](const Tensor& t) { return gradiens::log(t); }); }
+Tensor& Tensor::sqrt_() { return unary_inplace(*this, "sqrt_", [](const Tensor& t) { return gradiens::sqrt(t); }); }
+Tensor& Tensor::abs_() { return unary_inplace(*this, "abs_", [](const Tensor& t) { return gradiens::abs(t); }); }
+Tensor& Tensor::tanh_() { return unary_inplace(*this, "tanh_", [](const Tensor& t) { return gradiens::tanh(t); }); }
+Tensor& Tensor::sigmoid_() { return unary_inplace(*this, "sigmoid_", [](const Tensor& t) { return gradiens::sigmoid(t); }); }
+Tensor& Tensor::relu_() { return unary_inplace(*this, "relu_", [](const Tensor& t) { return gradiens::relu(t); }); }
+Tensor& Tensor::square_() { return unary_inplace(*this, "square_", [](const Tensor& t) { return gradiens::square(t); }); }
+
+}  // namespace gradiens

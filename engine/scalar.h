@@ -1,0 +1,48 @@
+// Scalar: a Python-like number (double, int64 or bool) passed to ops next to
+// tensors, e.g. `x * 1.0001`; it takes part in type promotion only by category.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/scalar_type.h"
+
+namespace gradiens {
+
+class Scalar {
+ public:
+  enum class Kind : int8_t { Floating, Integral, Boolean };
+
+  Scalar() : kind_(Kind::Integral), i_(0) {}
+  Scalar(double v) : kind_(Kind::Floating), d_(v) {}
+  Scalar(float v) : kind_(Kind::Floating), d_(v) {}
+  Scalar(bool v) : kind_(Kind::Boolean), i_(v) {}
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Scalar(I v) : kind_(Kind::Integral), i_(static_cast<int64_t>(v)) {}
+
+  Kind kind() const { return kind_; }
+  bool is_floating_point() const { return kind_ == Kind::Floating; }
+  bool is_integral() const { return kind_ == Kind::Integral; }
+  bool is_boolean() const { return kind_ == Kind::Boolean; }
+
+  template <class T>
+  T to() const {
+    return kind_ == Kind::Floating ? static_cast<T>(d_) : static_cast<T>(i_);
+  }
+  double to_double() const { return to<double>(); }
+  int64_t to_long() const { return to<int64_t>(); }
+
+  // The dtype a 0-dim tensor made from this scalar alone would have.
+  ScalarType default_dtype() const {
+    return kind_ == Kind::Floating ? kFloat32 : kind_ == Kind::Integral ? kInt64 : kBool;
+  }
+
+ private:
+  Kind kind_;
+  union {
+    double d_;
+    int64_t i_;
+  };
+};
+
+}  // namespace gradiens

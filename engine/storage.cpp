@@ -1,0 +1,23 @@
+// StorageImpl: allocation through the caching allocator, or wrapping user memory.
+#include "engine/storage.h"
+
+#include "engine/allocator.h"
+#include "kernels/error.h"
+
+namespace gradiens {
+
+StorageImpl::StorageImpl(size_t bytes, Device device)
+    : data_(nullptr), nbytes_(bytes), device_(device), owned_by_allocator_(true) {
+  GD_CHECK(device.is_cpu(), "gradiens was built without CUDA support: cannot allocate on " + device.str());
+  data_ = cpu_allocator::allocate(bytes);
+}
+
+StorageImpl::StorageImpl(void* data, size_t bytes, Device device, std::function<void(void*)> deleter)
+    : data_(data), nbytes_(bytes), device_(device), deleter_(std::move(deleter)), owned_by_allocator_(false) {}
+
+StorageImpl::~StorageImpl() {
+  if (owned_by_allocator_) cpu_allocator::deallocate(data_);
+  else if (deleter_) deleter_(data_);
+}
+
+}  // namespace gradiens

@@ -1,0 +1,84 @@
+// Tensor's metadata accessors that are not inline, typed data access and
+// Device parsing.
+#include "engine/tensor.h"
+
+#include <fmt/format.h>
+
+#include "engine/dims.h"
+#include "engine/functions.h"
+
+namespace gradiens {
+
+Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
+  if (spec == "cpu") return;
+  if (spec.substr(0, 4) == "cuda") {
+    type_ = DeviceType::CUDA;
+    if (spec.size() == 4) return;
+    if (spec[4] == ':' && spec.size() > 5) {
+      int idx = 0;
+      for (char c : spec.substr(5)) {
+        if (c < '0' || c > '9') throw Error(fmt::format("Invalid device string: '{}'", spec));
+        idx = idx * 10 + (c - '0');
+      }
+      index_ = idx;
+      return;
+    }
+  }
+  throw Error(fmt::format("Invalid device string: '{}' (expected 'cpu', 'cuda' or 'cuda:N')", spec));
+}
+
+std::string Device::str() const {
+  if (type_ == DeviceType::CPU) return "cpu";
+  return index_ < 0 ? "cuda" : fmt::format("cuda:{}", index_);
+}
+
+void Tensor::throw_undefined() { throw Error("the tensor is undefined (default-constructed Tensor)"); }
+
+int64_t Tensor::size(int64_t d) const {
+  const TensorImpl& impl = checked();
+  GD_CHECK(!impl.sizes.empty(), "size(): dimension specified as " + std::to_string(d) + " but tensor has no dimensions");
+  return impl.sizes[wrap_dim(d, dim(), "size")];
+}
+
+int64_t Tensor::stride(int64_t d) const {
+  const TensorImpl& impl = checked();
+  GD_CHECK(!impl.strides.empty(), "stride(): dimension specified as " + std::to_string(d) + " but tensor has no dimensions");
+  return impl.strides[wrap_dim(d, dim(), "stride")];
+}
+
+std::string Tensor::toString() const {
+  return fmt::format("{} {}", legacy_tensor_type_name(dtype()), shape_to_string(sizes()));
+}
+
+template <class T>
+T* Tensor::data_ptr() const {
+  GD_CHECK(scalar_type_of<T>() == dtype(), fmt::format("data_ptr<{}>() called on a tensor of dtype {}",
+                                                        dtype_name(scalar_type_of<T>()), dtype_name(dtype())));
+  return static_cast<T*>(data_ptr());
+}
+
+template <class T>
+T Tensor::item() const {
+  GD_CHECK(numel() == 1, fmt::format("a Tensor with {} elements cannot be converted to Scalar", numel()));
+  GD_CHECK(device().is_cpu(), "item(): only CPU tensors are supported in this build");
+  return dispatch_all(dtype(), "item", [&]<class S>() { return static_cast<T>(*static_cast<const S*>(data_ptr())); });
+}
+
+Scalar Tensor::item() const {
+  if (is_floating_point()) return Scalar(item<double>());
+  if (dtype() == kBool) return Scalar(item<bool>());
+  return Scalar(item<int64_t>());
+}
+
+#define GRADIENS_INSTANTIATE_DATA_ACCESS(T) \
+  template T* Tensor::data_ptr<T>() const;  \
+  template T Tensor::item<T>() const;
+GRADIENS_INSTANTIATE_DATA_ACCESS(float)
+GRADIENS_INSTANTIATE_DATA_ACCESS(double)
+GRADIENS_INSTANTIATE_DATA_ACCESS(int32_t)
+GRADIENS_INSTANTIATE_DATA_ACCESS(int64_t)
+GRADIENS_INSTANTIATE_DATA_ACCESS(uint8_t)
+GRADIENS_INSTANTIATE_DATA_ACCESS(bool)
+#undef GRADIENS_INSTANTIATE_DATA_ACCESS
+
+}  // namespace gradiens

@@ -1,0 +1,324 @@
+// Tensor: the cheap value handle users hold (a shared pointer to TensorImpl),
+// with the metadata accessors and the method forms of the ops. Each method is
+// defined beside its op in engine/ops/<family>.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "engine/scalar.h"
+#include "engine/tensor_impl.h"
+#include "engine/tensor_options.h"
+
+namespace gradiens {
+
+class Node;
+class Tensor;
+
+namespace indexing {
+struct NoneType {};
+struct EllipsisType {};
+inline constexpr NoneType None{};
+inline constexpr EllipsisType Ellipsis{};
+
+// One bound of a Slice: an integer or None.
+struct SliceBound {
+  SliceBound(NoneType) {}
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  SliceBound(I v) : value(static_cast<int64_t>(v)) {}
+  std::optional<int64_t> value;
+};
+
+// Python's start:stop:step; Slice() is ':'.
+struct Slice {
+  Slice(SliceBound start = None, SliceBound stop = None, SliceBound step = None)
+      : start(start.value), stop(stop.value), step(step.value.value_or(1)) {}
+  std::optional<int64_t> start, stop;
+  int64_t step;
+};
+
+// An element of Tensor::index({...}): an integer, a Slice, None (new axis),
+// Ellipsis, or a bool.
+class TensorIndex {
+ public:
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  TensorIndex(I v) : value_(static_cast<int64_t>(v)) {}
+  TensorIndex(bool v) : value_(v) {}
+  TensorIndex(Slice s) : value_(s) {}
+  TensorIndex(NoneType) : value_(None) {}
+  TensorIndex(EllipsisType) : value_(Ellipsis) {}
+  const std::variant<int64_t, bool, Slice, NoneType, EllipsisType>& value() const { return value_; }
+
+ private:
+  std::variant<int64_t, bool, Slice, NoneType, EllipsisType> value_;
+};
+}  // namespace indexing
+
+// A tensor hook: gets the gradient, returns a replacement or an undefined Tensor
+// to leave it unchanged.
+using TensorHook = std::function<Tensor(const Tensor&)>;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- handle and metadata ----
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  IntArrayRef sizes() const { return checked().sizes; }
+  IntArrayRef strides() const { return checked().strides; }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(checked().sizes.size()); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked().numel; }
+  int64_t storage_offset() const { return checked().storage_offset; }
+  ScalarType scalar_type() const { return checked().dtype; }
+  ScalarType dtype() const { return checked().dtype; }
+  Device device() const { return checked().storage->device(); }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  size_t element_size() const { return gradiens::element_size(dtype()); }
+  bool is_contiguous() const { return checked().is_contiguous; }
+  bool is_floating_point() const { return gradiens::is_floating_point(dtype()); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  const Storage& storage() const { return checked().storage; }
+  std::string toString() const;  // "CPUDoubleType"-like short description: "DoubleTensor [3, 4]"
+
+  void* data_ptr() const { return checked().data(); }
+  // Typed pointer; throws if T does not match the dtype.
+  template <class T>
+  T* data_ptr() const;
+  // The value of a one-element tensor, converted to T.
+  template <class T>
+  T item() const;
+  Scalar item() const;
+
+  // ---- conversion and copies ----
+  Tensor to(ScalarType dtype, bool copy = false) const;
+  Tensor to(Device device, bool copy = false) const;
+  Tensor to(const TensorOptions& options, bool copy = false) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor detach() const;
+  Tensor& detach_();
+
+  // ---- autograd ----
+  bool requires_grad() const { return checked().requires_grad; }
+  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  // The accumulated gradient (undefined before the first backward). It shares
+  // the gradient's storage, so grad().zero_() clears it.
+  Tensor grad() const { return Tensor(checked().grad); }
+  // Replaces the gradient (an undefined tensor removes it, as set_to_none does).
+  void set_grad(const Tensor& grad) const;
+  bool is_leaf() const { return checked().grad_fn == nullptr; }
+  const std::shared_ptr<Node>& grad_fn() const { return checked().grad_fn; }
+  uint32_t output_nr() const { return checked().output_nr; }
+  void retain_grad();
+  bool retains_grad() const { return checked().retains_grad; }
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // Hooks run when this tensor's gradient is computed; returns a handle for remove_hook.
+  unsigned register_hook(TensorHook hook) const;
+  template <class F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F, const Tensor&>>, int> = 0>
+  unsigned register_hook(F&& hook) const {
+    return register_hook(TensorHook([hook = std::forward<F>(hook)](const Tensor& g) {
+      hook(g);
+      return Tensor();
+    }));
+  }
+  void remove_hook(unsigned handle) const;
+  uint32_t _version() const { return checked().storage->version(); }
+  // Marks an in-place write: bumps the version shared by every view of the storage.
+  void bump_version() const { checked().storage->bump_version(); }
+
+  // ---- views and shape (engine/ops/shape.cpp) ----
+  Tensor view(IntArrayRef sizes) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor mT() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
+
+  // ---- elementwise math (engine/ops/unary.cpp, engine/ops/binary.cpp) ----
+  Tensor add(const Tensor& other, Scalar alpha = 1) const;
+  Tensor add(Scalar other, Scalar alpha = 1) const;
+  Tensor sub(const Tensor& other, Scalar alpha = 1) const;
+  Tensor sub(Scalar other, Scalar alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(Scalar other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp_min(Scalar min) const;
+  Tensor clamp_max(Scalar max) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(Scalar other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(Scalar other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(Scalar other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(Scalar other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(Scalar other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(Scalar other) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor reciprocal() const;
+  Tensor square() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu(std::string_view approximate = "none") const;
+  Tensor silu() const;
+  Tensor softplus(Scalar beta = 1, Scalar threshold = 20) const;
+  Tensor erf() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+
+  // ---- in-place forms (engine/ops/inplace.cpp) ----
+  Tensor& add_(const Tensor& other, Scalar alpha = 1);
+  Tensor& add_(Scalar other, Scalar alpha = 1);
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1);
+  Tensor& sub_(Scalar other, Scalar alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(Scalar other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(Scalar other);
+  Tensor& pow_(Scalar exponent);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& abs_();
+  Tensor& tanh_();
+  Tensor& sigmoid_();
+  Tensor& relu_();
+  Tensor& square_();
+  Tensor& zero_();
+  Tensor& fill_(Scalar value);
+  Tensor& copy_(const Tensor& src);
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
+
+  // ---- reductions (engine/ops/reduce.cpp) ----
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
+  Tensor std(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
+  Tensor norm(Scalar p = 2) const;
+  Tensor norm(Scalar p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+
+  // ---- products (engine/ops/linalg.cpp) ----
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor dot(const Tensor& other) const;
+
+  // ---- indexing along a dim (engine/ops/indexing.cpp) ----
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+
+  // ---- compound assignment ----
+  Tensor& operator+=(const Tensor& other) { return add_(other); }
+  Tensor& operator+=(Scalar other) { return add_(other); }
+  Tensor& operator-=(const Tensor& other) { return sub_(other); }
+  Tensor& operator-=(Scalar other) { return sub_(other); }
+  Tensor& operator*=(const Tensor& other) { return mul_(other); }
+  Tensor& operator*=(Scalar other) { return mul_(other); }
+  Tensor& operator/=(const Tensor& other) { return div_(other); }
+  Tensor& operator/=(Scalar other) { return div_(other); }
+  Tensor operator[](int64_t index) const { return select(0, index); }
+
+ private:
+  TensorImpl& checked() const {
+    if (!impl_) throw_undefined();
+    return *impl_;
+  }
+  [[noreturn]] static void throw_undefined();
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Prints like PyTorch: tensor([[1., 2.], [3., 4.]], dtype=float64, requires_grad=True)
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+}  // namespace gradiens

@@ -1,0 +1,8 @@
+// gradiens: the umbrella header for users (#include "gradiens.h"). The library
+// itself never includes it.
+#pragma once
+
+#include "engine/autograd/autograd.h"
+#include "engine/autograd/grad_mode.h"
+#include "engine/functions.h"
+#include "engine/tensor.h"

@@ -1,0 +1,74 @@
+// Reduction loops over strided buffers: the reduced dimensions of a tensor are
+// walked for each output element (outer loop, parallel above a grain size).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/parallel.h"
+#include "kernels/small_vector.h"
+
+namespace gradiens::kernels::cpu {
+
+// The input viewed as kept dims (matching the output's elements, row-major)
+// followed by reduced dims, each with element strides.
+struct ReductionLayout {
+  DimVector kept_sizes, kept_strides;
+  DimVector reduced_sizes, reduced_strides;
+  int64_t output_numel() const {
+    int64_t n = 1;
+    for (int64_t s : kept_sizes) n *= s;
+    return n;
+  }
+  int64_t reduced_numel() const {
+    int64_t n = 1;
+    for (int64_t s : reduced_sizes) n *= s;
+    return n;
+  }
+};
+
+// For each output element o (row-major over kept dims), calls
+// visit(o, in + offset_of(o), reduced_sizes, reduced_strides) where the callee
+// walks the reduced sub-tensor.
+template <class T, class Visit>
+void for_each_output(const ReductionLayout& layout, const T* in, Visit&& visit) {
+  int64_t outputs = layout.output_numel();
+  int64_t work_per_output = std::max<int64_t>(layout.reduced_numel(), 1);
+  int64_t grain = std::max<int64_t>(1, kElementwiseGrainSize / work_per_output);
+  parallel_for(0, outputs, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t rem = o, offset = 0;
+      for (size_t d = layout.kept_sizes.size(); d-- > 0;) {
+        offset += (rem % layout.kept_sizes[d]) * layout.kept_strides[d];
+        rem /= layout.kept_sizes[d];
+      }
+      visit(o, in + offset);
+    }
+  });
+}
+
+// Walks the reduced sub-tensor starting at `base`, calling f(value, linear_index).
+template <class T, class F>
+void for_each_reduced(const ReductionLayout& layout, const T* base, F&& f) {
+  const size_t nd = layout.reduced_sizes.size();
+  if (nd == 0) {
+    f(*base, int64_t{0});
+    return;
+  }
+  int64_t total = layout.reduced_numel();
+  if (total == 0) return;
+  const int64_t inner = layout.reduced_sizes[nd - 1], inner_stride = layout.reduced_strides[nd - 1];
+  DimVector index(nd, 0);
+  const T* row = base;
+  for (int64_t linear = 0; linear < total; linear += inner) {
+    for (int64_t j = 0; j < inner; ++j) f(row[j * inner_stride], linear + j);
+    // Advance the outer reduced index.
+    for (size_t d = nd - 1; d-- > 0;) {
+      row += layout.reduced_strides[d];
+      if (++index[d] < layout.reduced_sizes[d]) break;
+      row -= index[d] * layout.reduced_strides[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace gradiens::kernels::cpu

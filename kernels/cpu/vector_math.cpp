@@ -1,0 +1,478 @@
+// Elementwise math kernels of vector_math.h: Highway code compiled once per SIMD
+// target and chosen at runtime, with SLEEF for sin/cos/tan/erf/erfc, which Highway lacks.
+
+// Note [Compiled SIMD targets]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// hwy/foreach_target.h re-includes this file once per target, each copy
+// compiled with that target's instruction set; HWY_DYNAMIC_DISPATCH then calls
+// the best copy the running CPU supports. The library is built without -march,
+// so every x86-64 CPU can load it. The copies built here are:
+//   AVX3   (AVX-512 F/BW/DQ/VL, 512-bit vectors)   Skylake-X and later, Zen 4
+//   AVX2   (AVX2 + FMA, 256-bit)                    Haswell and later, Zen
+//   SSE4   (SSE4.2, 128-bit)                        anything since about 2008
+//   SCALAR (or EMU128 on GCC >= 12.3)               the fallback Highway always keeps
+// SSSE3 is disabled: CPUs that have it but lack SSE4 are nearly extinct and the
+// copy would cost compile time. AVX3_DL adds nothing to float math and Highway
+// leaves it out unless asked to. Each extra target costs a full compile of the
+// math below; keep the list short.
+//
+// Note [SLEEF entry points per target]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// libsleef exports one function per ISA and vector width (Sleef_sind8_u10avx512f,
+// Sleef_sind4_u10avx2, Sleef_sind2_u10sse4, ...). Each Highway target calls the
+// one matching its own vector register, passing the raw __m512d/__m256d/__m128d
+// inside Highway's vector. sleef.h only declares the AVX and AVX-512 entry
+// points when the whole file is compiled with -mavx, which we must not do, so
+// they are declared below; the call sites sit inside functions compiled for
+// AVX2/AVX-512, so the vectors travel in ymm/zmm registers as libsleef expects.
+// Targets without a matching SLEEF build (SCALAR, EMU128, non-x86) go lane by
+// lane through libm.
+
+#include "kernels/cpu/vector_math.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kernels/error.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/vector_math.cpp"
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_AVX3_DL)  // Note [Compiled SIMD targets]
+#include "hwy/foreach_target.h"  // must come before highway.h
+
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+
+#if HWY_ARCH_X86 && !defined(GRADIENS_VECTOR_MATH_SLEEF_DECLARED)
+#define GRADIENS_VECTOR_MATH_SLEEF_DECLARED
+#include <immintrin.h>
+#include <sleef.h>
+
+// Note [SLEEF entry points per target]: the ones sleef.h hides without -mavx.
+extern "C" {
+__m256d Sleef_sind4_u10avx2(__m256d);
+__m256d Sleef_cosd4_u10avx2(__m256d);
+__m256d Sleef_tand4_u10avx2(__m256d);
+__m256d Sleef_erfd4_u10avx2(__m256d);
+__m256d Sleef_erfcd4_u15avx2(__m256d);
+__m256 Sleef_sinf8_u10avx2(__m256);
+__m256 Sleef_cosf8_u10avx2(__m256);
+__m256 Sleef_tanf8_u10avx2(__m256);
+__m256 Sleef_erff8_u10avx2(__m256);
+__m256 Sleef_erfcf8_u15avx2(__m256);
+__m512d Sleef_sind8_u10avx512f(__m512d);
+__m512d Sleef_cosd8_u10avx512f(__m512d);
+__m512d Sleef_tand8_u10avx512f(__m512d);
+__m512d Sleef_erfd8_u10avx512f(__m512d);
+__m512d Sleef_erfcd8_u15avx512f(__m512d);
+__m512 Sleef_sinf16_u10avx512f(__m512);
+__m512 Sleef_cosf16_u10avx512f(__m512);
+__m512 Sleef_tanf16_u10avx512f(__m512);
+__m512 Sleef_erff16_u10avx512f(__m512);
+__m512 Sleef_erfcf16_u15avx512f(__m512);
+}
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace gradiens::kernels::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// ---- SLEEF calls (Note [SLEEF entry points per target]) ----------------------
+
+enum class SleefFunction { Sin, Cos, Tan, Erf, Erfc };
+
+template <SleefFunction kFunction, class T>
+T libm_function(T x) {
+  if constexpr (kFunction == SleefFunction::Sin) return std::sin(x);
+  if constexpr (kFunction == SleefFunction::Cos) return std::cos(x);
+  if constexpr (kFunction == SleefFunction::Tan) return std::tan(x);
+  if constexpr (kFunction == SleefFunction::Erf) return std::erf(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return std::erfc(x);
+}
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define GRADIENS_SLEEF_HAS_TARGET_VECTORS 1
+template <SleefFunction kFunction>
+HWY_INLINE __m512d sleef_vector(__m512d x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sind8_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosd8_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tand8_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erfd8_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcd8_u15avx512f(x);
+}
+template <SleefFunction kFunction>
+HWY_INLINE __m512 sleef_vector(__m512 x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sinf16_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosf16_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tanf16_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erff16_u10avx512f(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcf16_u15avx512f(x);
+}
+#elif HWY_TARGET == HWY_AVX2
+#define GRADIENS_SLEEF_HAS_TARGET_VECTORS 1
+template <SleefFunction kFunction>
+HWY_INLINE __m256d sleef_vector(__m256d x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sind4_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosd4_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tand4_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erfd4_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcd4_u15avx2(x);
+}
+template <SleefFunction kFunction>
+HWY_INLINE __m256 sleef_vector(__m256 x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sinf8_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosf8_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tanf8_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erff8_u10avx2(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcf8_u15avx2(x);
+}
+#elif HWY_TARGET == HWY_SSE4
+#define GRADIENS_SLEEF_HAS_TARGET_VECTORS 1
+template <SleefFunction kFunction>
+HWY_INLINE __m128d sleef_vector(__m128d x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sind2_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosd2_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tand2_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erfd2_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcd2_u15sse4(x);
+}
+template <SleefFunction kFunction>
+HWY_INLINE __m128 sleef_vector(__m128 x) {
+  if constexpr (kFunction == SleefFunction::Sin) return Sleef_sinf4_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Cos) return Sleef_cosf4_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Tan) return Sleef_tanf4_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Erf) return Sleef_erff4_u10sse4(x);
+  if constexpr (kFunction == SleefFunction::Erfc) return Sleef_erfcf4_u15sse4(x);
+}
+#else
+#define GRADIENS_SLEEF_HAS_TARGET_VECTORS 0
+#endif
+
+// Only full vectors (ScalableTag) reach this, so .raw is a whole register.
+template <SleefFunction kFunction, class D, class V>
+HWY_INLINE V call_sleef(D d, V x) {
+#if GRADIENS_SLEEF_HAS_TARGET_VECTORS
+  (void)d;
+  V result;
+  result.raw = sleef_vector<kFunction>(x.raw);
+  return result;
+#else
+  using T = hn::TFromD<D>;
+  HWY_ALIGN T lanes[hn::MaxLanes(d)];
+  hn::Store(x, d, lanes);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) lanes[i] = libm_function<kFunction>(lanes[i]);
+  return hn::Load(d, lanes);
+#endif
+}
+#undef GRADIENS_SLEEF_HAS_TARGET_VECTORS
+
+// ---- per-element kernels -----------------------------------------------------
+// Each takes and returns one full vector. Highway's polynomial kernels are only
+// specified on their "valid range"; the IfThenElse fix-ups give the IEEE/PyTorch
+// answers outside it (NaN, infinities, zeros, negative logs).
+
+template <class V>
+HWY_INLINE V keep_nan(V x, V result) {
+  return hn::IfThenElse(hn::IsNaN(x), x, result);
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> infinity(D d) {
+  return hn::Set(d, std::numeric_limits<hn::TFromD<D>>::infinity());
+}
+
+template <class D>
+HWY_INLINE hn::Vec<D> quiet_nan(D d) {
+  return hn::Set(d, std::numeric_limits<hn::TFromD<D>>::quiet_NaN());
+}
+
+// The largest x whose exp is finite. Past it Highway's range reduction wraps
+// the exponent around (exp(1000) comes out as 8e-29) instead of saturating.
+template <class D>
+HWY_INLINE hn::Vec<D> largest_finite_exp_argument(D d) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 4) return hn::Set(d, T(0x1.62e42ep+6f));  // 88.72283
+  return hn::Set(d, T(0x1.62e42fefa39efp+9));                             // 709.78271289338397
+}
+
+// Highway's Exp is right up to overflow and flushes to 0 below the subnormal
+// range; overflow and NaN (which comes out as 0) need fixing up.
+template <class D, class V>
+HWY_INLINE V exp_kernel(D d, V x) {
+  const V result = hn::IfThenElse(hn::Gt(x, largest_finite_exp_argument(d)), infinity(d),
+                                  hn::Exp(d, x));
+  return keep_nan(x, result);
+}
+
+// Same overflow fix-up as exp_kernel; and expm1(-0) must stay -0, where
+// Highway's polynomial returns +0.
+template <class D, class V>
+HWY_INLINE V expm1_kernel(D d, V x) {
+  V result = hn::Expm1(d, x);
+  result = hn::IfThenElse(hn::Gt(x, largest_finite_exp_argument(d)), infinity(d), result);
+  result = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, result);
+  return keep_nan(x, result);
+}
+
+template <class D, class V>
+HWY_INLINE V log_kernel(D d, V x) {
+  const V zero = hn::Zero(d);
+  V result = hn::Log(d, x);
+  result = hn::IfThenElse(hn::Eq(x, zero), hn::Neg(infinity(d)), result);  // log(+-0) = -inf
+  result = hn::IfThenElse(hn::Eq(x, infinity(d)), x, result);
+  result = hn::IfThenElse(hn::Lt(x, zero), quiet_nan(d), result);
+  return keep_nan(x, result);
+}
+
+template <class D, class V>
+HWY_INLINE V log1p_kernel(D d, V x) {
+  const V minus_one = hn::Set(d, hn::TFromD<D>(-1));
+  V result = hn::Log1p(d, x);
+  result = hn::IfThenElse(hn::Eq(x, minus_one), hn::Neg(infinity(d)), result);
+  result = hn::IfThenElse(hn::Eq(x, infinity(d)), x, result);
+  result = hn::IfThenElse(hn::Lt(x, minus_one), quiet_nan(d), result);
+  return keep_nan(x, result);
+}
+
+// Note [Stable sigmoid]: with e = exp(-|x|), which lies in [0, 1] and never
+// overflows, sigmoid(|x|) = 1 / (1 + e) and sigmoid(-|x|) = e / (1 + e). The
+// naive 1 / (1 + exp(-x)) gets the same answer for x > 0, but for x < 0 it
+// rounds to 0 once exp(-x) overflows, while e / (1 + e) still gives the
+// (subnormal) true value.
+template <class D, class V>
+HWY_INLINE V sigmoid_kernel(D d, V x) {
+  const V one = hn::Set(d, hn::TFromD<D>(1));
+  const V exp_minus_abs = exp_kernel(d, hn::Neg(hn::Abs(x)));
+  const V sigmoid_of_abs = hn::Div(one, hn::Add(one, exp_minus_abs));
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(exp_minus_abs, sigmoid_of_abs),
+                        sigmoid_of_abs);
+}
+
+// x * sigmoid(x). At x = -inf that is -inf * 0 = NaN; return the limit -0.
+template <class D, class V>
+HWY_INLINE V silu_kernel(D d, V x) {
+  const V result = hn::Mul(x, sigmoid_kernel(d, x));
+  return hn::IfThenElse(hn::Eq(x, hn::Neg(infinity(d))), hn::Set(d, hn::TFromD<D>(-0.0)), result);
+}
+
+// Exact GELU as 0.5 * x * erfc(-x / sqrt 2), which equals x * 0.5 * (1 + erf(x /
+// sqrt 2)) but does not cancel for x < 0: 1 + erf(-5 / sqrt 2) loses 24 bits,
+// erfc keeps them all. At x = -inf the product is -inf * 0; return the limit -0.
+template <class D, class V>
+HWY_INLINE V gelu_kernel(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V minus_inv_sqrt2 = hn::Set(d, T(-0.70710678118654752440));
+  const V half = hn::Set(d, T(0.5));
+  const V erfc_term = call_sleef<SleefFunction::Erfc>(d, hn::Mul(x, minus_inv_sqrt2));
+  const V result = hn::Mul(hn::Mul(x, half), erfc_term);
+  return hn::IfThenElse(hn::Eq(x, hn::Neg(infinity(d))), hn::Set(d, T(-0.0)), result);
+}
+
+// max(x, 0) + log1p(exp(-|x|)): exp's argument is never positive, so nothing
+// overflows, and for x << 0 log1p keeps the full precision of exp(x).
+template <class D, class V>
+HWY_INLINE V softplus_kernel(D d, V x) {
+  const V positive_part = hn::IfThenZeroElse(hn::Le(x, hn::Zero(d)), x);
+  const V exp_minus_abs = exp_kernel(d, hn::Neg(hn::Abs(x)));
+  return hn::Add(positive_part, hn::Log1p(d, exp_minus_abs));
+}
+
+// sign(+-0) = +0 and sign(NaN) = NaN.
+template <class D, class V>
+HWY_INLINE V sign_kernel(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V zero = hn::Zero(d);
+  const V negative_or_zero = hn::IfThenElseZero(hn::Lt(x, zero), hn::Set(d, T(-1)));
+  return keep_nan(x, hn::IfThenElse(hn::Gt(x, zero), hn::Set(d, T(1)), negative_or_zero));
+}
+
+template <UnaryMath kOp, class D, class V>
+HWY_INLINE V apply_unary(D d, V x) {
+  using T = hn::TFromD<D>;
+  const V one = hn::Set(d, T(1));
+  if constexpr (kOp == UnaryMath::Exp) return exp_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Expm1) return expm1_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Log) return log_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Log1p) return log1p_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Sqrt) return hn::Sqrt(x);
+  // A true divide, not the 12-bit rsqrt estimate, so it is as exact as 1/std::sqrt.
+  if constexpr (kOp == UnaryMath::Rsqrt) return hn::Div(one, hn::Sqrt(x));
+  // Highway's Tanh saturates to +-1 past |x| = 18.7 and keeps NaN and -0.
+  if constexpr (kOp == UnaryMath::Tanh) return hn::Tanh(d, x);
+  if constexpr (kOp == UnaryMath::Sigmoid) return sigmoid_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Sin) return call_sleef<SleefFunction::Sin>(d, x);
+  if constexpr (kOp == UnaryMath::Cos) return call_sleef<SleefFunction::Cos>(d, x);
+  if constexpr (kOp == UnaryMath::Tan) return call_sleef<SleefFunction::Tan>(d, x);
+  if constexpr (kOp == UnaryMath::Erf) return call_sleef<SleefFunction::Erf>(d, x);
+  if constexpr (kOp == UnaryMath::Abs) return hn::Abs(x);
+  if constexpr (kOp == UnaryMath::Neg) return hn::Neg(x);
+  if constexpr (kOp == UnaryMath::Reciprocal) return hn::Div(one, x);
+  if constexpr (kOp == UnaryMath::Square) return hn::Mul(x, x);
+  // Not max(x, 0): x86 max returns its second operand for NaN, and PyTorch
+  // keeps NaN. relu(-0) = +0 like PyTorch.
+  if constexpr (kOp == UnaryMath::Relu) return hn::IfThenZeroElse(hn::Le(x, hn::Zero(d)), x);
+  if constexpr (kOp == UnaryMath::Sign) return sign_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Gelu) return gelu_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Silu) return silu_kernel(d, x);
+  if constexpr (kOp == UnaryMath::Softplus) return softplus_kernel(d, x);
+}
+
+// ---- loops -------------------------------------------------------------------
+// Note [Vector math tail]: Highway 1.0.3 has no LoadN/StoreN, so the last
+// partial vector is copied into a zero-padded aligned buffer, computed whole and
+// copied back. Every kernel is defined at 0, so the padding lanes are harmless.
+// Each vector is loaded before its slot is stored, so out may alias the inputs.
+
+template <UnaryMath kOp, class T>
+void unary_loop(const T* in, T* out, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) {
+    hn::StoreU(apply_unary<kOp>(d, hn::LoadU(d, in + i)), d, out + i);
+  }
+  if (i == count) return;
+  const size_t tail = count - i;
+  HWY_ALIGN T padded[hn::MaxLanes(d)] = {};
+  std::memcpy(padded, in + i, tail * sizeof(T));
+  hn::Store(apply_unary<kOp>(d, hn::Load(d, padded)), d, padded);
+  std::memcpy(out + i, padded, tail * sizeof(T));
+}
+
+template <class Kernel, class T>
+void binary_loop(const T* a, const T* b, T* out, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) {
+    hn::StoreU(Kernel::apply(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  }
+  if (i == count) return;
+  const size_t tail = count - i;
+  HWY_ALIGN T padded_a[hn::MaxLanes(d)] = {};
+  HWY_ALIGN T padded_b[hn::MaxLanes(d)] = {};
+  std::memcpy(padded_a, a + i, tail * sizeof(T));
+  std::memcpy(padded_b, b + i, tail * sizeof(T));
+  hn::Store(Kernel::apply(d, hn::Load(d, padded_a), hn::Load(d, padded_b)), d, padded_a);
+  std::memcpy(out + i, padded_a, tail * sizeof(T));
+}
+
+// grad * (1 - y*y), computed as grad * ((1 - y) * (1 + y)): for y near +-1,
+// 1 - y is exact while 1 - y*y would lose the low bits of y*y (no FMA on SSE4).
+struct TanhBackward {
+  template <class D, class V>
+  static HWY_INLINE V apply(D d, V grad, V y) {
+    const V one = hn::Set(d, hn::TFromD<D>(1));
+    return hn::Mul(grad, hn::Mul(hn::Sub(one, y), hn::Add(one, y)));
+  }
+};
+
+// grad * y * (1 - y).
+struct SigmoidBackward {
+  template <class D, class V>
+  static HWY_INLINE V apply(D d, V grad, V y) {
+    const V one = hn::Set(d, hn::TFromD<D>(1));
+    return hn::Mul(grad, hn::Mul(y, hn::Sub(one, y)));
+  }
+};
+
+template <class T>
+void unary_math_on_target(UnaryMath op, const T* in, T* out, size_t count) {
+  switch (op) {
+    case UnaryMath::Exp: return unary_loop<UnaryMath::Exp>(in, out, count);
+    case UnaryMath::Expm1: return unary_loop<UnaryMath::Expm1>(in, out, count);
+    case UnaryMath::Log: return unary_loop<UnaryMath::Log>(in, out, count);
+    case UnaryMath::Log1p: return unary_loop<UnaryMath::Log1p>(in, out, count);
+    case UnaryMath::Sqrt: return unary_loop<UnaryMath::Sqrt>(in, out, count);
+    case UnaryMath::Rsqrt: return unary_loop<UnaryMath::Rsqrt>(in, out, count);
+    case UnaryMath::Tanh: return unary_loop<UnaryMath::Tanh>(in, out, count);
+    case UnaryMath::Sigmoid: return unary_loop<UnaryMath::Sigmoid>(in, out, count);
+    case UnaryMath::Sin: return unary_loop<UnaryMath::Sin>(in, out, count);
+    case UnaryMath::Cos: return unary_loop<UnaryMath::Cos>(in, out, count);
+    case UnaryMath::Tan: return unary_loop<UnaryMath::Tan>(in, out, count);
+    case UnaryMath::Erf: return unary_loop<UnaryMath::Erf>(in, out, count);
+    case UnaryMath::Abs: return unary_loop<UnaryMath::Abs>(in, out, count);
+    case UnaryMath::Neg: return unary_loop<UnaryMath::Neg>(in, out, count);
+    case UnaryMath::Reciprocal: return unary_loop<UnaryMath::Reciprocal>(in, out, count);
+    case UnaryMath::Square: return unary_loop<UnaryMath::Square>(in, out, count);
+    case UnaryMath::Relu: return unary_loop<UnaryMath::Relu>(in, out, count);
+    case UnaryMath::Sign: return unary_loop<UnaryMath::Sign>(in, out, count);
+    case UnaryMath::Gelu: return unary_loop<UnaryMath::Gelu>(in, out, count);
+    case UnaryMath::Silu: return unary_loop<UnaryMath::Silu>(in, out, count);
+    case UnaryMath::Softplus: return unary_loop<UnaryMath::Softplus>(in, out, count);
+  }
+  // No default above, so -Wswitch flags a new UnaryMath left out of this table.
+  GD_INTERNAL_ASSERT(false, "unary_math: UnaryMath value " +
+                                std::to_string(static_cast<int>(op)) + " has no kernel");
+}
+
+// HWY_EXPORT needs plain (non-template) functions, one per dtype.
+void unary_math_float(UnaryMath op, const float* in, float* out, size_t count) {
+  unary_math_on_target(op, in, out, count);
+}
+void unary_math_double(UnaryMath op, const double* in, double* out, size_t count) {
+  unary_math_on_target(op, in, out, count);
+}
+void tanh_backward_float(const float* grad, const float* y, float* out, size_t count) {
+  binary_loop<TanhBackward>(grad, y, out, count);
+}
+void tanh_backward_double(const double* grad, const double* y, double* out, size_t count) {
+  binary_loop<TanhBackward>(grad, y, out, count);
+}
+void sigmoid_backward_float(const float* grad, const float* y, float* out, size_t count) {
+  binary_loop<SigmoidBackward>(grad, y, out, count);
+}
+void sigmoid_backward_double(const double* grad, const double* y, double* out, size_t count) {
+  binary_loop<SigmoidBackward>(grad, y, out, count);
+}
+const char* this_target_name() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace gradiens::kernels::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace gradiens::kernels::cpu {
+
+HWY_EXPORT(unary_math_float);
+HWY_EXPORT(unary_math_double);
+HWY_EXPORT(tanh_backward_float);
+HWY_EXPORT(tanh_backward_double);
+HWY_EXPORT(sigmoid_backward_float);
+HWY_EXPORT(sigmoid_backward_double);
+HWY_EXPORT(this_target_name);
+
+namespace {
+size_t checked_count(const char* function, int64_t n) {
+  GD_CHECK(n >= 0, std::string(function) + ": element count must be non-negative, got " +
+                       std::to_string(n));
+  return static_cast<size_t>(n);
+}
+}  // namespace
+
+void unary_math(UnaryMath op, const float* in, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(unary_math_float)(op, in, out, checked_count("unary_math", n));
+}
+void unary_math(UnaryMath op, const double* in, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(unary_math_double)(op, in, out, checked_count("unary_math", n));
+}
+void tanh_backward(const float* grad, const float* y, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_float)(grad, y, out, checked_count("tanh_backward", n));
+}
+void tanh_backward(const double* grad, const double* y, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_double)(grad, y, out, checked_count("tanh_backward", n));
+}
+void sigmoid_backward(const float* grad, const float* y, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(sigmoid_backward_float)(grad, y, out, checked_count("sigmoid_backward", n));
+}
+void sigmoid_backward(const double* grad, const double* y, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(sigmoid_backward_double)(grad, y, out,
+                                                checked_count("sigmoid_backward", n));
+}
+const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(this_target_name)(); }
+
+}  // namespace gradiens::kernels::cpu
+#endif  // HWY_ONCE

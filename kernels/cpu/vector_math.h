@@ -1,0 +1,53 @@
+// Vectorized elementwise math on contiguous float/double buffers (exp, log, tanh,
+// erf, gelu, ...) plus fused tanh/sigmoid backward, with the SIMD target picked at runtime.
+#pragma once
+
+#include <cstdint>
+
+namespace gradiens::kernels::cpu {
+
+// Edge values follow PyTorch: exp(+big) = inf, log(0) = -inf, log(x < 0) = NaN,
+// relu(NaN) = NaN, sign(+-0) = +0, sign(NaN) = NaN, and NaN in gives NaN out
+// everywhere else. Where PyTorch's formula gives NaN for an infinite input but
+// the function has a limit, the limit is returned: gelu(-inf) = silu(-inf) = -0.
+enum class UnaryMath {
+  Exp,
+  Expm1,
+  Log,
+  Log1p,
+  Sqrt,
+  Rsqrt,       // 1 / sqrt(x), correctly rounded sqrt then divide (not the rsqrt estimate)
+  Tanh,
+  Sigmoid,     // 1 / (1 + exp(-x)), evaluated so that no intermediate overflows
+  Sin,
+  Cos,
+  Tan,
+  Erf,
+  Abs,
+  Neg,
+  Reciprocal,
+  Square,
+  Relu,
+  Sign,        // -1, 0 or +1
+  Gelu,        // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
+  Silu,        // x * sigmoid(x)
+  Softplus,    // log1p(exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|))
+};
+
+// Applies op to n contiguous elements; out may equal in (in place).
+void unary_math(UnaryMath op, const float* in, float* out, int64_t n);
+void unary_math(UnaryMath op, const double* in, double* out, int64_t n);
+
+// Fused backward kernels over n contiguous elements; out may alias any input.
+// grad * (1 - y*y), where y = tanh(x) is the saved forward output.
+void tanh_backward(const float* grad, const float* y, float* out, int64_t n);
+void tanh_backward(const double* grad, const double* y, double* out, int64_t n);
+// grad * y * (1 - y), where y = sigmoid(x) is the saved forward output.
+void sigmoid_backward(const float* grad, const float* y, float* out, int64_t n);
+void sigmoid_backward(const double* grad, const double* y, double* out, int64_t n);
+
+// Name of the SIMD target chosen at runtime ("AVX3" = AVX-512, "AVX2", "SSE4",
+// "SCALAR"), for benchmark reports.
+const char* simd_target_name();
+
+}  // namespace gradiens::kernels::cpu

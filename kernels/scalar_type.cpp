@@ -1,0 +1,66 @@
+// Names and promotion rules of ScalarType, and the internal-error thrower.
+#include "kernels/scalar_type.h"
+
+#include <fmt/format.h>
+
+namespace gradiens {
+
+namespace detail {
+void throw_internal_error(const char* condition, const char* file, int line,
+                          const std::string& message) {
+  throw Error(fmt::format("gradiens internal error (this is a bug, please report it): "
+                          "{} at {}:{}: {}",
+                          condition, file, line, message));
+}
+}  // namespace detail
+
+std::string_view dtype_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "uint8";
+    case ScalarType::Int32: return "int32";
+    case ScalarType::Int64: return "int64";
+    case ScalarType::Float16: return "float16";
+    case ScalarType::BFloat16: return "bfloat16";
+    case ScalarType::Float32: return "float32";
+    case ScalarType::Float64: return "float64";
+    case ScalarType::Bool: return "bool";
+  }
+  return "unknown";
+}
+
+std::string_view legacy_tensor_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "ByteTensor";
+    case ScalarType::Int32: return "IntTensor";
+    case ScalarType::Int64: return "LongTensor";
+    case ScalarType::Float16: return "HalfTensor";
+    case ScalarType::BFloat16: return "BFloat16Tensor";
+    case ScalarType::Float32: return "FloatTensor";
+    case ScalarType::Float64: return "DoubleTensor";
+    case ScalarType::Bool: return "BoolTensor";
+  }
+  return "UnknownTensor";
+}
+
+ScalarType promote_types(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  if (a == kBool) return b;
+  if (b == kBool) return a;
+  bool fa = is_floating_point(a), fb = is_floating_point(b);
+  if (fa && fb) {
+    // float16 + bfloat16 promotes to float32, as in PyTorch.
+    if ((a == kFloat16 && b == kBFloat16) || (a == kBFloat16 && b == kFloat16)) return kFloat32;
+    auto rank = [](ScalarType t) { return t == kFloat64 ? 3 : t == kFloat32 ? 2 : 1; };
+    return rank(a) >= rank(b) ? a : b;
+  }
+  if (fa) return a;
+  if (fb) return b;
+  auto rank = [](ScalarType t) { return t == kInt64 ? 3 : t == kInt32 ? 2 : 1; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+void throw_unsupported_dtype(std::string_view op, ScalarType t) {
+  throw Error(fmt::format("{}: not implemented for dtype {}", op, dtype_name(t)));
+}
+
+}  // namespace gradiens

@@ -1,0 +1,104 @@
+// ScalarType (the dtype of a buffer), its C++ types, names and PyTorch's type
+// promotion, plus the one dtype dispatch every op goes through.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kernels/error.h"
+
+namespace gradiens {
+
+// float16/bfloat16 have their slots reserved; their arithmetic comes later.
+enum class ScalarType : int8_t { UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Bool };
+
+constexpr ScalarType kUInt8 = ScalarType::UInt8, kByte = ScalarType::UInt8;
+constexpr ScalarType kInt32 = ScalarType::Int32, kInt = ScalarType::Int32;
+constexpr ScalarType kInt64 = ScalarType::Int64, kLong = ScalarType::Int64;
+constexpr ScalarType kFloat16 = ScalarType::Float16, kHalf = ScalarType::Float16;
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kFloat32 = ScalarType::Float32, kFloat = ScalarType::Float32;
+constexpr ScalarType kFloat64 = ScalarType::Float64, kDouble = ScalarType::Float64;
+constexpr ScalarType kBool = ScalarType::Bool;
+
+constexpr size_t element_size(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return 1;
+    case ScalarType::Int32: return 4;
+    case ScalarType::Int64: return 8;
+    case ScalarType::Float16: return 2;
+    case ScalarType::BFloat16: return 2;
+    case ScalarType::Float32: return 4;
+    case ScalarType::Float64: return 8;
+    case ScalarType::Bool: return 1;
+  }
+  return 0;
+}
+
+constexpr bool is_floating_point(ScalarType t) {
+  return t == kFloat32 || t == kFloat64 || t == kFloat16 || t == kBFloat16;
+}
+constexpr bool is_integral(ScalarType t, bool include_bool) {
+  return t == kUInt8 || t == kInt32 || t == kInt64 || (include_bool && t == kBool);
+}
+
+// "float32", "int64", ... as PyTorch prints them after "torch.".
+std::string_view dtype_name(ScalarType t);
+// "FloatTensor", "DoubleTensor", ... as PyTorch's error messages name tensors.
+std::string_view legacy_tensor_type_name(ScalarType t);
+
+// PyTorch's promotion lattice for two dtypes of the same priority class:
+// bool < uint8 < int32 < int64 < floating; between two floating types the wider.
+ScalarType promote_types(ScalarType a, ScalarType b);
+
+// C++ type of each dtype (float16/bfloat16 have none yet).
+template <ScalarType> struct CppType;
+template <> struct CppType<ScalarType::UInt8> { using type = uint8_t; };
+template <> struct CppType<ScalarType::Int32> { using type = int32_t; };
+template <> struct CppType<ScalarType::Int64> { using type = int64_t; };
+template <> struct CppType<ScalarType::Float32> { using type = float; };
+template <> struct CppType<ScalarType::Float64> { using type = double; };
+template <> struct CppType<ScalarType::Bool> { using type = bool; };
+
+template <class T> constexpr ScalarType scalar_type_of();
+template <> constexpr ScalarType scalar_type_of<uint8_t>() { return kUInt8; }
+template <> constexpr ScalarType scalar_type_of<int32_t>() { return kInt32; }
+template <> constexpr ScalarType scalar_type_of<int64_t>() { return kInt64; }
+template <> constexpr ScalarType scalar_type_of<float>() { return kFloat32; }
+template <> constexpr ScalarType scalar_type_of<double>() { return kFloat64; }
+template <> constexpr ScalarType scalar_type_of<bool>() { return kBool; }
+
+[[noreturn]] void throw_unsupported_dtype(std::string_view op, ScalarType t);
+
+// The one dtype dispatch: calls f.template operator()<T>() for the C++ type of
+// `t`, or throws naming `op` when the dtype is not in the family.
+//   dispatch_floating(dt, "exp", [&]<class T> { ... });
+template <class F>
+decltype(auto) dispatch_floating(ScalarType t, std::string_view op, F&& f) {
+  switch (t) {
+    case ScalarType::Float32: return f.template operator()<float>();
+    case ScalarType::Float64: return f.template operator()<double>();
+    default: throw_unsupported_dtype(op, t);
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_numeric(ScalarType t, std::string_view op, F&& f) {
+  switch (t) {
+    case ScalarType::Float32: return f.template operator()<float>();
+    case ScalarType::Float64: return f.template operator()<double>();
+    case ScalarType::Int64: return f.template operator()<int64_t>();
+    case ScalarType::Int32: return f.template operator()<int32_t>();
+    case ScalarType::UInt8: return f.template operator()<uint8_t>();
+    default: throw_unsupported_dtype(op, t);
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_all(ScalarType t, std::string_view op, F&& f) {
+  if (t == ScalarType::Bool) return f.template operator()<bool>();
+  return dispatch_numeric(t, op, std::forward<F>(f));
+}
+
+}  // namespace gradiens

@@ -1,0 +1,371 @@
+// Tests for kernels/cpu/gemm: every backend against a long double triple loop, over
+// transposes, padded rows, batches with broadcasting, degenerate sizes and threads.
+#include "kernels/cpu/gemm.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/error.h"
+
+namespace gradiens::kernels::cpu {
+namespace {
+
+using testing::Float32Backend;
+
+// Forces a float32 backend (and optionally a thread count) for one scope.
+class GemmSettingsScope {
+ public:
+  explicit GemmSettingsScope(Float32Backend backend, int threads = 0)
+      : saved_threads_(gemm_threads()) {
+    testing::gemm_force_backend(backend);
+    if (threads > 0) set_gemm_threads(threads);
+  }
+  ~GemmSettingsScope() {
+    testing::gemm_force_backend(Float32Backend::Auto);
+    set_gemm_threads(saved_threads_);
+  }
+  GemmSettingsScope(const GemmSettingsScope&) = delete;
+  GemmSettingsScope& operator=(const GemmSettingsScope&) = delete;
+
+ private:
+  int saved_threads_;
+};
+
+const char* backend_label(Float32Backend backend) {
+  switch (backend) {
+    case Float32Backend::Auto: return "auto";
+    case Float32Backend::OneDnn: return "onednn";
+    case Float32Backend::OpenBlas: return "openblas";
+  }
+  return "?";
+}
+
+// One product, or a batch of them. Each stored row carries row_padding extra elements
+// and consecutive matrices matrix_gap extra elements; both are filled with NaN in A and
+// B (a kernel that reads them produces NaN) and with a sentinel in C (a kernel that
+// writes them is caught).
+struct GemmCase {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  double alpha, beta;
+  int64_t row_padding = 0;
+  int64_t batch = 1;
+  bool broadcast_a = false, broadcast_b = false;
+  int64_t matrix_gap = 0;
+
+  std::string describe() const {
+    return std::string(trans_a ? "T" : "N") + (trans_b ? "T" : "N") + " m=" + std::to_string(m) +
+           " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+           " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) +
+           " pad=" + std::to_string(row_padding) + " batch=" + std::to_string(batch) +
+           (broadcast_a ? " broadcast_a" : "") + (broadcast_b ? " broadcast_b" : "") +
+           " gap=" + std::to_string(matrix_gap);
+  }
+};
+
+constexpr double kCSentinel = 12345.0;
+
+// A stored matrix: rows x columns with row stride ld, repeated `count` times.
+template <class T>
+struct StoredMatrices {
+  int64_t rows, columns, ld, stride, count;
+  std::vector<T> values;
+
+  StoredMatrices(int64_t rows_, int64_t columns_, int64_t padding, int64_t gap, int64_t count_,
+                 T filler)
+      : rows(rows_), columns(columns_), ld(columns_ + padding), stride(rows_ * ld + gap),
+        count(count_), values(static_cast<size_t>(std::max<int64_t>(stride * count, 1)), filler) {}
+
+  T& at(int64_t matrix, int64_t row, int64_t column) {
+    return values[matrix * stride + row * ld + column];
+  }
+  T at(int64_t matrix, int64_t row, int64_t column) const {
+    return values[matrix * stride + row * ld + column];
+  }
+  bool is_payload(size_t index) const {
+    if (rows * columns == 0) return false;
+    const int64_t in_matrix = static_cast<int64_t>(index) % stride;
+    return in_matrix < rows * ld && in_matrix % ld < columns;
+  }
+};
+
+template <class T>
+void check_gemm_case(const GemmCase& cs, uint32_t seed) {
+  CAPTURE(cs.describe());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+
+  StoredMatrices<T> a(cs.trans_a ? cs.k : cs.m, cs.trans_a ? cs.m : cs.k, cs.row_padding,
+                      cs.matrix_gap, cs.broadcast_a ? 1 : cs.batch, nan);
+  StoredMatrices<T> b(cs.trans_b ? cs.n : cs.k, cs.trans_b ? cs.k : cs.n, cs.row_padding,
+                      cs.matrix_gap, cs.broadcast_b ? 1 : cs.batch, nan);
+  StoredMatrices<T> c(cs.m, cs.n, cs.row_padding, cs.matrix_gap, cs.batch, T(kCSentinel));
+  for (auto* operand : {&a, &b})
+    for (int64_t i = 0; i < operand->count; ++i)
+      for (int64_t r = 0; r < operand->rows; ++r)
+        for (int64_t col = 0; col < operand->columns; ++col)
+          operand->at(i, r, col) = static_cast<T>(uniform(rng));
+  // With beta == 0 the old C must not matter, not even NaN.
+  for (int64_t i = 0; i < c.count; ++i)
+    for (int64_t r = 0; r < c.rows; ++r)
+      for (int64_t col = 0; col < c.columns; ++col)
+        c.at(i, r, col) = cs.beta == 0.0 ? nan : static_cast<T>(uniform(rng));
+  const StoredMatrices<T> c_before = c;
+
+  if (cs.batch == 1 && cs.matrix_gap == 0 && !cs.broadcast_a && !cs.broadcast_b) {
+    gemm(cs.trans_a, cs.trans_b, cs.m, cs.n, cs.k, static_cast<T>(cs.alpha), a.values.data(), a.ld,
+         b.values.data(), b.ld, static_cast<T>(cs.beta), c.values.data(), c.ld);
+  } else {
+    gemm_batched(cs.batch, cs.trans_a, cs.trans_b, cs.m, cs.n, cs.k, static_cast<T>(cs.alpha),
+                 a.values.data(), a.ld, cs.broadcast_a ? 0 : a.stride, b.values.data(), b.ld,
+                 cs.broadcast_b ? 0 : b.stride, static_cast<T>(cs.beta), c.values.data(), c.ld,
+                 c.stride);
+  }
+
+  // Closed form in long double; |error| <= 2 (k + 2) eps (|alpha| sum |a b| + |beta c|)
+  // bounds any summation order.
+  const long double tolerance = 2.0L * (cs.k + 2) * std::numeric_limits<T>::epsilon();
+  int failures = 0;
+  for (int64_t i = 0; i < cs.batch; ++i) {
+    const int64_t ia = cs.broadcast_a ? 0 : i, ib = cs.broadcast_b ? 0 : i;
+    for (int64_t r = 0; r < cs.m; ++r) {
+      for (int64_t col = 0; col < cs.n; ++col) {
+        long double sum = 0, magnitude = 0;
+        for (int64_t p = 0; p < cs.k; ++p) {
+          const long double x = cs.trans_a ? a.at(ia, p, r) : a.at(ia, r, p);
+          const long double y = cs.trans_b ? b.at(ib, col, p) : b.at(ib, p, col);
+          sum += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        long double expected = cs.alpha * sum;
+        long double bound = std::fabs(cs.alpha) * magnitude;
+        if (cs.beta != 0.0) {
+          const long double old = c_before.at(i, r, col);
+          expected += cs.beta * old;
+          bound += std::fabs(cs.beta * old);
+        }
+        const long double got = c.at(i, r, col);
+        const bool ok = std::isfinite(static_cast<double>(got)) &&
+                        std::fabs(got - expected) <= tolerance * bound + 1e-30L;
+        if (!ok && ++failures <= 5) {
+          CAPTURE(i);
+          CAPTURE(r);
+          CAPTURE(col);
+          CHECK(static_cast<double>(got) == doctest::Approx(static_cast<double>(expected)));
+        }
+      }
+    }
+  }
+  CHECK(failures == 0);
+  // Padding and gaps in C are untouched.
+  int clobbered = 0;
+  for (size_t index = 0; index < c.values.size(); ++index)
+    if (!c.is_payload(index) && c.values[index] != T(kCSentinel)) ++clobbered;
+  CHECK(clobbered == 0);
+}
+
+// Runs a table of cases for float64 and, for float32, on each backend.
+void check_cases(const std::vector<GemmCase>& cases, int threads = 0) {
+  uint32_t seed = 1;
+  for (const GemmCase& cs : cases) {
+    {
+      GemmSettingsScope settings(Float32Backend::Auto, threads);
+      const std::string dtype = "float64";
+      CAPTURE(dtype);
+      check_gemm_case<double>(cs, seed);
+    }
+    for (Float32Backend backend :
+         {Float32Backend::Auto, Float32Backend::OneDnn, Float32Backend::OpenBlas}) {
+      GemmSettingsScope settings(backend, threads);
+      const std::string backend_name = backend_label(backend);
+      CAPTURE(backend_name);
+      check_gemm_case<float>(cs, seed);
+    }
+    ++seed;
+  }
+}
+
+std::vector<GemmCase> all_transposes(int64_t m, int64_t n, int64_t k, double alpha, double beta,
+                                     int64_t row_padding = 0) {
+  std::vector<GemmCase> cases;
+  for (bool trans_a : {false, true})
+    for (bool trans_b : {false, true})
+      cases.push_back({trans_a, trans_b, m, n, k, alpha, beta, row_padding});
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("gemm: every transpose against the closed form") {
+  for (const auto& cases : {
+           all_transposes(5, 7, 3, 1.0, 0.0),       // smaller than any kernel block
+           all_transposes(37, 19, 23, 1.0, 0.0),    // odd sizes, partial blocks
+           all_transposes(64, 48, 80, -0.5, 0.0),   // alpha != 1
+           all_transposes(33, 65, 17, 1.0, 1.0),    // accumulate into C
+           all_transposes(40, 24, 56, 2.0, -0.75),  // general alpha and beta
+       })
+    check_cases(cases);
+}
+
+TEST_CASE("gemm: padded rows (ld larger than the row length)") {
+  for (const auto& cases : {
+           all_transposes(13, 11, 9, 1.0, 0.0, 3),
+           all_transposes(70, 50, 30, 1.0, 1.0, 5),
+           all_transposes(128, 10, 256, 0.25, 0.5, 16),
+       })
+    check_cases(cases);
+}
+
+TEST_CASE("gemm: the library's shapes (MLP, PINN, LSTM)") {
+  check_cases({
+      // MLP 784-512-256-10, batch 128: forward, weight gradient, input gradient.
+      {false, true, 128, 512, 784, 1.0, 0.0},
+      {true, false, 512, 784, 128, 1.0, 1.0},
+      {false, false, 128, 784, 512, 1.0, 0.0},
+      {false, true, 128, 10, 256, 1.0, 0.0},
+      {true, false, 10, 256, 128, 1.0, 0.0},
+      // PINN 2-20x8-1 over 10000 points.
+      {false, false, 10000, 20, 2, 1.0, 0.0},
+      {false, false, 10000, 20, 20, 1.0, 0.0},
+      {false, false, 10000, 1, 20, 1.0, 0.0},
+      {true, false, 20, 20, 10000, 1.0, 0.0},
+      // LSTM gates.
+      {false, true, 64, 512, 32, 1.0, 1.0},
+      {false, false, 1, 1, 1, 1.0, 0.0},
+      {false, false, 1, 300, 70, 1.0, 0.0},
+      {false, false, 300, 1, 70, 1.0, 0.0},
+  });
+}
+
+TEST_CASE("gemm: degenerate sizes") {
+  check_cases({
+      {false, false, 6, 5, 0, 1.0, 0.0},   // k == 0, beta == 0: C becomes 0 even from NaN
+      {true, true, 6, 5, 0, 1.0, 2.0},     // k == 0: C = beta * C
+      {false, false, 6, 5, 0, 1.0, 1.0},   // k == 0, beta == 1: C unchanged
+      {false, false, 0, 5, 4, 1.0, 0.0},   // m == 0: nothing to do
+      {false, true, 6, 0, 4, 1.0, 0.0},    // n == 0
+      {false, false, 0, 0, 0, 1.0, 0.0},
+      {false, false, 6, 5, 4, 0.0, 0.0},   // alpha == 0: C = 0
+      {true, false, 6, 5, 4, 0.0, -3.0},   // alpha == 0: C = beta * C
+      {false, false, 1, 1, 1, 3.0, 0.5},
+  });
+
+  SUBCASE("alpha == 0 does not read A or B") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> a(4, nan), b(4, nan), c{1, 2, 3, 4};
+    gemm(false, false, 2, 2, 2, 0.0, a.data(), 2, b.data(), 2, 2.0, c.data(), 2);
+    CHECK(c == std::vector<double>{2, 4, 6, 8});
+  }
+  SUBCASE("k == 0 and m == 0 accept null pointers") {
+    std::vector<float> c(6, std::numeric_limits<float>::quiet_NaN());
+    for (Float32Backend backend : {Float32Backend::OneDnn, Float32Backend::OpenBlas}) {
+      GemmSettingsScope settings(backend);
+      gemm(false, false, 2, 3, 0, 1.0f, nullptr, 0, nullptr, 3, 0.0f, c.data(), 3);
+      CHECK(c == std::vector<float>(6, 0.0f));
+      gemm(false, false, 0, 3, 4, 1.0f, nullptr, 4, nullptr, 3, 0.0f, nullptr, 3);
+    }
+  }
+}
+
+TEST_CASE("gemm_batched: strides, gaps and broadcasting") {
+  std::vector<GemmCase> cases;
+  for (bool trans_a : {false, true}) {
+    for (bool trans_b : {false, true}) {
+      const auto add = [&](GemmCase cs) {
+        cs.trans_a = trans_a;
+        cs.trans_b = trans_b;
+        cases.push_back(cs);
+      };
+      add({false, false, 9, 7, 5, 1.0, 0.0, 0, 4});                       // contiguous
+      add({false, false, 9, 7, 5, 1.0, 0.5, 2, 3, false, false, 11});     // padded, with gaps
+      add({false, false, 16, 12, 20, 1.0, 0.0, 0, 5, true, false, 0});    // shared A
+      add({false, false, 16, 12, 20, -1.0, 1.0, 3, 5, false, true, 7});   // shared B
+      add({false, false, 16, 12, 20, 1.0, 0.0, 0, 6, false, true, 0});    // Linear over a batch
+      add({false, false, 7, 6, 0, 1.0, 2.0, 1, 3, false, false, 2});      // k == 0
+      add({false, false, 1, 1, 1, 1.0, 0.0, 0, 2, true, true, 0});        // both shared
+    }
+  }
+  cases.push_back({false, false, 128, 64, 96, 1.0, 0.0, 0, 8});          // threaded over batch
+  cases.push_back({true, false, 100, 20, 20, 1.0, 0.0, 0, 40, false, true, 0});
+  check_cases(cases);
+  check_cases({{false, false, 0, 3, 4, 1.0, 0.0, 0, 3}, {false, false, 2, 3, 4, 1.0, 0.0, 0, 0}});
+}
+
+TEST_CASE("gemm: two threads give the same results") {
+  check_cases(
+      {
+          {false, false, 256, 256, 256, 1.0, 0.0},
+          {true, true, 300, 200, 100, 0.5, 1.0, 4},
+          {false, true, 10000, 20, 20, 1.0, 0.0},
+          {false, false, 128, 64, 96, 1.0, 0.0, 0, 16, false, false, 4},
+      },
+      /*threads=*/2);
+}
+
+TEST_CASE("gemm: concurrent callers share nothing they should not") {
+  GemmSettingsScope settings(Float32Backend::OneDnn);
+  std::vector<std::thread> workers;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([t, &failures] {
+      const int64_t m = 40 + t, n = 24, k = 32;  // different shapes, and one shared below
+      for (int iteration = 0; iteration < 50; ++iteration) {
+        const int64_t rows = iteration % 2 == 0 ? m : 64;
+        std::vector<float> a(rows * k, 1.0f + t), b(k * n, 0.5f), c(rows * n, -1.0f);
+        gemm(false, false, rows, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+        for (float value : c)
+          if (value != (1.0f + t) * 0.5f * k) ++failures[t];
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  CHECK(failures == std::vector<int>(4, 0));
+}
+
+TEST_CASE("gemm: the oneDNN primitive cache stays bounded") {
+  GemmSettingsScope settings(Float32Backend::OneDnn);
+  std::vector<float> a(100 * 8, 1.0f), b(8 * 8, 1.0f), c(100 * 8);
+  for (int64_t m = 1; m <= 100; ++m)
+    gemm(false, false, m, 8, 8, 1.0f, a.data(), 8, b.data(), 8, 0.0f, c.data(), 8);
+  CHECK(testing::gemm_onednn_cache_size() <= 64);
+  CHECK(testing::gemm_onednn_cache_size() > 0);
+  // An evicted shape is created again and still right.
+  std::fill(c.begin(), c.end(), 0.0f);
+  gemm(false, false, 1, 8, 8, 2.0f, a.data(), 8, b.data(), 8, 0.0f, c.data(), 8);
+  CHECK(c[0] == 16.0f);
+  CHECK(c[7] == 16.0f);
+  CHECK(c[8] == 0.0f);
+}
+
+TEST_CASE("gemm: thread count and backend names") {
+  const int saved = gemm_threads();
+  CHECK(saved >= 1);
+  set_gemm_threads(3);
+  CHECK(gemm_threads() == 3);
+  CHECK(gemm_threads_for(1, 1, 1) == 1);                 // small products stay on 1 thread
+  CHECK(gemm_threads_for(10000, 20, 20) == 1);           // the PINN's hidden layers too
+  CHECK(gemm_threads_for(1024, 1024, 1024) == 3);
+  CHECK_THROWS_AS(set_gemm_threads(0), gradiens::Error);
+  set_gemm_threads(saved);
+
+  CHECK(std::string(gemm_backend_name(false, 1024, 1024, 1024)) == "openblas");
+  CHECK(std::string(gemm_backend_name(true, 1024, 1024, 1024)) == "onednn");
+  CHECK(std::string(gemm_backend_name(true, 1, 1, 1)) == "openblas");
+}
+
+TEST_CASE("gemm: a row stride shorter than the row is a bug, not a crash") {
+  std::vector<double> a(16), b(16), c(16);
+  CHECK_THROWS(gemm(false, false, 4, 4, 4, 1.0, a.data(), 3, b.data(), 4, 0.0, c.data(), 4));
+  CHECK_THROWS(gemm(true, false, 4, 4, 2, 1.0, a.data(), 2, b.data(), 4, 0.0, c.data(), 4));
+  CHECK_THROWS(gemm(false, false, 4, 4, 4, 1.0, a.data(), 4, b.data(), 4, 0.0, c.data(), 3));
+}
+
+}  // namespace gradiens::kernels::cpu

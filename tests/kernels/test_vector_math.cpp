@@ -1,0 +1,489 @@
+// Tests for kernels/cpu/vector_math: every UnaryMath op and the fused backward
+// kernels, float and double, on every compiled SIMD target, against libm closed forms.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "hwy/targets.h"
+#include "kernels/cpu/vector_math.h"
+#include "kernels/error.h"
+
+namespace {
+
+using gradiens::kernels::cpu::sigmoid_backward;
+using gradiens::kernels::cpu::simd_target_name;
+using gradiens::kernels::cpu::tanh_backward;
+using gradiens::kernels::cpu::unary_math;
+using gradiens::kernels::cpu::UnaryMath;
+
+// ---- SIMD targets ------------------------------------------------------------
+
+// Runs body once per SIMD target that both this CPU and vector_math.cpp have,
+// by narrowing Highway's view of the CPU to that one target; returns the names
+// it ran under. Targets not compiled into vector_math.cpp fall back to its
+// scalar copy, which the name check skips.
+template <class Body>
+std::vector<std::string> for_each_simd_target(Body body) {
+  struct RestoreRealCpu {
+    ~RestoreRealCpu() {
+      hwy::SetSupportedTargetsForTest(0);
+      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    }
+  } restore_real_cpu;
+  const int64_t cpu_targets = hwy::SupportedTargets();
+  std::vector<std::string> ran;
+  for (int64_t target : {HWY_AVX3, HWY_AVX2, HWY_SSE4, HWY_EMU128, HWY_SCALAR}) {
+    if ((cpu_targets & target) == 0) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    if (std::string(simd_target_name()) != hwy::TargetName(target)) continue;
+    const std::string target_name = hwy::TargetName(target);
+    INFO("SIMD target ", target_name);
+    body();
+    ran.push_back(hwy::TargetName(target));
+  }
+  return ran;
+}
+
+// ---- comparing floats --------------------------------------------------------
+
+// Maps a float onto an integer line where adjacent floats are adjacent
+// integers (+0 and -0 both at 0), so a difference counts ULPs.
+template <class T>
+int64_t ordered_bits(T x) {
+  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  Bits bits;
+  std::memcpy(&bits, &x, sizeof(T));
+  const int64_t magnitude = bits & std::numeric_limits<Bits>::max();
+  return bits < 0 ? -magnitude : magnitude;
+}
+
+template <class T>
+uint64_t ulp_distance(T a, T b) {
+  const int64_t ia = ordered_bits(a), ib = ordered_bits(b);
+  return ia > ib ? static_cast<uint64_t>(ia) - static_cast<uint64_t>(ib)
+                 : static_cast<uint64_t>(ib) - static_cast<uint64_t>(ia);
+}
+
+// NaN matches NaN, a zero must have the reference's sign, anything else must
+// be within max_ulps, or within absolute_slack (for results computed from a
+// subnormal intermediate, whose relative precision is gone).
+template <class T>
+bool matches(T got, T want, uint64_t max_ulps, T absolute_slack = 0) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (want == 0 && got == 0) return std::signbit(want) == std::signbit(got);
+  if (ulp_distance(got, want) <= max_ulps) return true;
+  return std::isfinite(want) && std::fabs(got - want) <= absolute_slack;
+}
+
+template <class T>
+std::string dtype_name() {
+  return sizeof(T) == 4 ? "float" : "double";
+}
+
+template <class T>
+std::string show(T x) {
+  std::ostringstream out;
+  out.precision(std::numeric_limits<T>::max_digits10);
+  out << x;
+  return out.str();
+}
+
+// ---- references --------------------------------------------------------------
+
+// The reference is evaluated one precision up (double for float, long double
+// for double) and rounded once, so it is the correctly rounded answer up to
+// that precision's own sub-ULP error.
+template <class T>
+using Wider = std::conditional_t<sizeof(T) == 4, double, long double>;
+
+template <class T>
+T reference(UnaryMath op, T x_narrow) {
+  using R = Wider<T>;
+  const R x = x_narrow, zero = 0, one = 1;
+  const R minus_infinity = -std::numeric_limits<R>::infinity();
+  switch (op) {
+    case UnaryMath::Exp: return T(std::exp(x));
+    case UnaryMath::Expm1: return T(std::expm1(x));
+    case UnaryMath::Log: return T(std::log(x));
+    case UnaryMath::Log1p: return T(std::log1p(x));
+    case UnaryMath::Sqrt: return T(std::sqrt(x));
+    case UnaryMath::Rsqrt: return T(one / std::sqrt(x));
+    case UnaryMath::Tanh: return T(std::tanh(x));
+    case UnaryMath::Sigmoid: return T(one / (one + std::exp(-x)));
+    case UnaryMath::Sin: return T(std::sin(x));
+    case UnaryMath::Cos: return T(std::cos(x));
+    case UnaryMath::Tan: return T(std::tan(x));
+    case UnaryMath::Erf: return T(std::erf(x));
+    case UnaryMath::Abs: return T(std::fabs(x));
+    case UnaryMath::Neg: return T(-x);
+    case UnaryMath::Reciprocal: return T(one / x);
+    case UnaryMath::Square: return T(x * x);
+    case UnaryMath::Relu: return T(std::isnan(x) || x > 0 ? x : zero);
+    case UnaryMath::Sign: return T(std::isnan(x) ? x : x > 0 ? one : x < 0 ? -one : zero);
+    case UnaryMath::Gelu: {
+      // x * 0.5 * (1 + erf(x / sqrt 2)) written with erfc (no cancellation for
+      // x < 0), with the argument rounded to T as the kernel must: for x << 0
+      // that rounding alone moves erfc by 2 z^2 ULPs, and is not the kernel's doing.
+      if (x == minus_infinity) return T(-0.0);
+      const R argument = T(x_narrow * T(-0.70710678118654752440L));
+      return T(R(0.5) * x * std::erfc(argument));
+    }
+    case UnaryMath::Silu:
+      if (x == minus_infinity) return T(-0.0);
+      return T(x / (one + std::exp(-x)));
+    case UnaryMath::Softplus:
+      return T(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
+  }
+  return std::numeric_limits<T>::signaling_NaN();
+}
+
+// One line per op: the largest error allowed against the reference, in ULPs.
+// Highway documents exp 1, expm1/log/log1p 4, tanh 4 (via expm1); SLEEF's
+// u10/u15 functions are 1.0/1.5 ULP; sigmoid/silu/softplus/gelu stack a few
+// roundings on top of those.
+struct OpCase {
+  UnaryMath op;
+  const char* name;
+  uint64_t max_ulps;
+};
+constexpr OpCase kOpCases[] = {
+    {UnaryMath::Exp, "exp", 2},           {UnaryMath::Expm1, "expm1", 4},
+    {UnaryMath::Log, "log", 4},           {UnaryMath::Log1p, "log1p", 4},
+    {UnaryMath::Sqrt, "sqrt", 1},         {UnaryMath::Rsqrt, "rsqrt", 1},
+    {UnaryMath::Tanh, "tanh", 4},         {UnaryMath::Sigmoid, "sigmoid", 4},
+    {UnaryMath::Sin, "sin", 2},           {UnaryMath::Cos, "cos", 2},
+    {UnaryMath::Tan, "tan", 2},           {UnaryMath::Erf, "erf", 2},
+    {UnaryMath::Abs, "abs", 0},           {UnaryMath::Neg, "neg", 0},
+    {UnaryMath::Reciprocal, "reciprocal", 1}, {UnaryMath::Square, "square", 1},
+    {UnaryMath::Relu, "relu", 0},         {UnaryMath::Sign, "sign", 0},
+    {UnaryMath::Gelu, "gelu", 4},         {UnaryMath::Silu, "silu", 4},
+    {UnaryMath::Softplus, "softplus", 4},
+};
+
+std::string op_name(UnaryMath op) {
+  for (const OpCase& op_case : kOpCases) {
+    if (op_case.op == op) return op_case.name;
+  }
+  return "op #" + std::to_string(static_cast<int>(op));
+}
+
+// silu and gelu multiply x by a factor that is subnormal for x far below 0
+// (sigmoid(x) for x < -708 in double, erfc(-x/sqrt 2) for x < -37), where that
+// factor carries only an absolute precision of one subnormal step.
+template <class T>
+T absolute_slack(UnaryMath op, T x) {
+  if (op != UnaryMath::Silu && op != UnaryMath::Gelu) return 0;
+  return std::fabs(x) * std::numeric_limits<T>::denorm_min() * 2;
+}
+
+// Checks got[i] against the reference for in[i], naming the first few misses.
+template <class T>
+void check_against_reference(const OpCase& op_case, const std::vector<T>& in,
+                             const std::vector<T>& got) {
+  REQUIRE(got.size() == in.size());
+  int misses = 0;
+  std::string first_misses;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const T want = reference(op_case.op, in[i]);
+    if (matches(got[i], want, op_case.max_ulps, absolute_slack(op_case.op, in[i]))) continue;
+    if (++misses <= 5) {
+      first_misses += "\n  " + std::string(op_case.name) + "(" + show(in[i]) + ") = " +
+                      show(got[i]) + ", want " + show(want) + " (" +
+                      std::to_string(ulp_distance(got[i], want)) + " ULPs)";
+    }
+  }
+  INFO(dtype_name<T>(), " ", std::string(op_case.name), ", ", misses, " of ", in.size(), " wrong:",
+       first_misses);
+  CHECK(misses == 0);
+}
+
+// ---- inputs ------------------------------------------------------------------
+
+// A grid over [-20, 20], every binade from the smallest subnormal to the
+// largest finite value in both signs, random points in [-30, 30], and the
+// edges: zeros, infinities, NaN and the overflow/underflow thresholds of exp.
+// The count (not a multiple of any vector width) leaves a tail.
+template <class T>
+std::vector<T> sweep_inputs() {
+  using limits = std::numeric_limits<T>;
+  std::vector<T> xs;
+  for (int i = -400; i <= 400; ++i) xs.push_back(T(i) / T(20));
+  for (T magnitude = limits::denorm_min(); magnitude < limits::max() / 3; magnitude *= T(2.9)) {
+    xs.push_back(magnitude);
+    xs.push_back(-magnitude);
+  }
+  std::mt19937_64 rng(20240611);
+  std::uniform_real_distribution<T> uniform(T(-30), T(30));
+  for (int i = 0; i < 500; ++i) xs.push_back(uniform(rng));
+  for (T edge : {T(0), T(-0.0), limits::infinity(), -limits::infinity(), limits::quiet_NaN(),
+                 limits::min(), limits::max(), T(1), T(0.5), T(1e-3), T(15), T(19), T(50),
+                 T(87), T(88.7), T(89), T(104), T(200), T(700), T(709.5), T(710), T(720),
+                 T(745), T(1000), T(1e30)}) {
+    xs.push_back(edge);
+    xs.push_back(-edge);
+  }
+  // The largest x whose exp is finite, and the next float up, where exp overflows.
+  const T largest_finite_exp_argument =
+      sizeof(T) == 4 ? T(0x1.62e42ep+6f) : T(0x1.62e42fefa39efp+9);
+  xs.push_back(largest_finite_exp_argument);
+  xs.push_back(std::nextafter(largest_finite_exp_argument, limits::infinity()));
+  if (xs.size() % 2 == 0) xs.push_back(T(0.25));
+  return xs;
+}
+
+template <class T>
+std::vector<T> run_unary(UnaryMath op, const std::vector<T>& in) {
+  std::vector<T> out(in.size(), T(-12345));
+  unary_math(op, in.data(), out.data(), static_cast<int64_t>(in.size()));
+  return out;
+}
+
+template <class T>
+void check_every_op_on_sweep() {
+  const std::vector<T> in = sweep_inputs<T>();
+  for (const OpCase& op_case : kOpCases) check_against_reference(op_case, in, run_unary(op_case.op, in));
+}
+
+}  // namespace
+
+TEST_CASE("vector_math: runtime dispatch picks AVX2 or better where the CPU has it") {
+  // The library is built without -march, so only the runtime dispatch can get here.
+  const std::string chosen = simd_target_name();
+  MESSAGE("vector_math runs on SIMD target ", chosen);
+  CHECK(chosen != "Unknown");
+  if (hwy::SupportedTargets() & HWY_AVX3) CHECK(chosen == "AVX3");
+  if (hwy::SupportedTargets() & HWY_AVX2) CHECK((chosen == "AVX3" || chosen == "AVX2"));
+}
+
+TEST_CASE("vector_math: every op matches libm over a sweep, float and double, every target") {
+  const std::vector<std::string> targets = for_each_simd_target([] {
+    check_every_op_on_sweep<float>();
+    check_every_op_on_sweep<double>();
+  });
+  std::string names;
+  for (const std::string& name : targets) names += name + " ";
+  MESSAGE("vector_math checked on SIMD targets: ", names);
+  CHECK(!targets.empty());
+}
+
+namespace {
+
+// One line per edge case, with the exact PyTorch answer (closed forms aside).
+struct EdgeCase {
+  UnaryMath op;
+  double x;
+  double want;
+};
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr EdgeCase kEdgeCases[] = {
+    {UnaryMath::Exp, kInf, kInf},           {UnaryMath::Exp, -kInf, 0.0},
+    {UnaryMath::Exp, 1000.0, kInf},         {UnaryMath::Exp, -1000.0, 0.0},
+    {UnaryMath::Exp, kNaN, kNaN},           {UnaryMath::Exp, -0.0, 1.0},
+    {UnaryMath::Expm1, -0.0, -0.0},         {UnaryMath::Expm1, kInf, kInf},
+    {UnaryMath::Expm1, -kInf, -1.0},        {UnaryMath::Expm1, kNaN, kNaN},
+    {UnaryMath::Log, 0.0, -kInf},           {UnaryMath::Log, -0.0, -kInf},
+    {UnaryMath::Log, -1.0, kNaN},           {UnaryMath::Log, -kInf, kNaN},
+    {UnaryMath::Log, kInf, kInf},           {UnaryMath::Log, kNaN, kNaN},
+    {UnaryMath::Log, 1.0, 0.0},             {UnaryMath::Log1p, -1.0, -kInf},
+    {UnaryMath::Log1p, -2.0, kNaN},         {UnaryMath::Log1p, kInf, kInf},
+    {UnaryMath::Log1p, -0.0, -0.0},         {UnaryMath::Log1p, kNaN, kNaN},
+    {UnaryMath::Sqrt, -1.0, kNaN},          {UnaryMath::Sqrt, -0.0, -0.0},
+    {UnaryMath::Sqrt, kInf, kInf},          {UnaryMath::Rsqrt, 0.0, kInf},
+    {UnaryMath::Rsqrt, -0.0, -kInf},        {UnaryMath::Rsqrt, kInf, 0.0},
+    {UnaryMath::Tanh, 1000.0, 1.0},         {UnaryMath::Tanh, -1000.0, -1.0},
+    {UnaryMath::Tanh, kInf, 1.0},           {UnaryMath::Tanh, -kInf, -1.0},
+    {UnaryMath::Tanh, -0.0, -0.0},          {UnaryMath::Tanh, kNaN, kNaN},
+    {UnaryMath::Sigmoid, 1000.0, 1.0},      {UnaryMath::Sigmoid, -1000.0, 0.0},
+    {UnaryMath::Sigmoid, kInf, 1.0},        {UnaryMath::Sigmoid, -kInf, 0.0},
+    {UnaryMath::Sigmoid, 0.0, 0.5},         {UnaryMath::Sigmoid, kNaN, kNaN},
+    {UnaryMath::Sin, kInf, kNaN},           {UnaryMath::Sin, -0.0, -0.0},
+    {UnaryMath::Cos, -kInf, kNaN},          {UnaryMath::Cos, 0.0, 1.0},
+    {UnaryMath::Tan, kNaN, kNaN},           {UnaryMath::Tan, -0.0, -0.0},
+    {UnaryMath::Erf, kInf, 1.0},            {UnaryMath::Erf, -kInf, -1.0},
+    {UnaryMath::Erf, -0.0, -0.0},           {UnaryMath::Erf, kNaN, kNaN},
+    {UnaryMath::Abs, -0.0, 0.0},            {UnaryMath::Abs, -kInf, kInf},
+    {UnaryMath::Abs, kNaN, kNaN},           {UnaryMath::Neg, 0.0, -0.0},
+    {UnaryMath::Reciprocal, 0.0, kInf},     {UnaryMath::Reciprocal, -0.0, -kInf},
+    {UnaryMath::Reciprocal, -kInf, -0.0},   {UnaryMath::Square, -kInf, kInf},
+    {UnaryMath::Relu, kNaN, kNaN},          {UnaryMath::Relu, -0.0, 0.0},
+    {UnaryMath::Relu, -kInf, 0.0},          {UnaryMath::Relu, kInf, kInf},
+    {UnaryMath::Sign, 0.0, 0.0},            {UnaryMath::Sign, -0.0, 0.0},
+    {UnaryMath::Sign, kNaN, kNaN},          {UnaryMath::Sign, -kInf, -1.0},
+    {UnaryMath::Sign, 1e-30, 1.0},         {UnaryMath::Sign, -3.0, -1.0},
+    {UnaryMath::Gelu, -kInf, -0.0},         {UnaryMath::Gelu, kInf, kInf},
+    {UnaryMath::Gelu, 0.0, 0.0},            {UnaryMath::Gelu, kNaN, kNaN},
+    {UnaryMath::Gelu, -1000.0, -0.0},       {UnaryMath::Silu, -kInf, -0.0},
+    {UnaryMath::Silu, kInf, kInf},          {UnaryMath::Silu, kNaN, kNaN},
+    {UnaryMath::Silu, -1e30, -0.0},         {UnaryMath::Softplus, -kInf, 0.0},
+    {UnaryMath::Softplus, kInf, kInf},      {UnaryMath::Softplus, kNaN, kNaN},
+    {UnaryMath::Softplus, 1e30, 1e30},      {UnaryMath::Softplus, -1000.0, 0.0},
+};
+
+template <class T>
+void check_edge_cases() {
+  // Each value sits in a vector of its own copies, so both the full-vector
+  // loop and the tail see it.
+  for (const EdgeCase& edge : kEdgeCases) {
+    const std::vector<T> in(19, T(edge.x));
+    const std::vector<T> got = run_unary(edge.op, in);
+    int misses = 0;
+    for (T value : got) misses += matches(value, T(edge.want), 0) ? 0 : 1;
+    INFO(dtype_name<T>(), " ", op_name(edge.op), "(", show(T(edge.x)), ") = ", show(got[0]),
+         " (first lane), want ", show(T(edge.want)));
+    CHECK(misses == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vector_math: edge values follow PyTorch") {
+  for_each_simd_target([] {
+    check_edge_cases<float>();
+    check_edge_cases<double>();
+  });
+}
+
+namespace {
+
+// For each length, a window of the sweep goes through every op into a buffer
+// with guard cells after it: results must match, guards must be untouched.
+template <class T>
+void check_lengths_and_guards() {
+  const std::vector<T> sweep = sweep_inputs<T>();
+  constexpr int64_t kGuardCells = 32;
+  const T guard = T(-777.25);
+  for (int64_t length : {0, 1, 3, 7, 17, 1000}) {
+    for (const OpCase& op_case : kOpCases) {
+      const size_t start = static_cast<size_t>(length) * 3 % (sweep.size() - 1000);
+      const std::vector<T> in(sweep.begin() + start, sweep.begin() + start + length);
+      std::vector<T> out(static_cast<size_t>(length + kGuardCells), guard);
+      unary_math(op_case.op, in.data(), out.data(), length);
+      INFO("length ", length);
+      check_against_reference(op_case, in, std::vector<T>(out.begin(), out.begin() + length));
+      for (int64_t i = length; i < length + kGuardCells; ++i) CHECK(out[size_t(i)] == guard);
+    }
+  }
+}
+
+template <class T>
+void check_in_place() {
+  for (const OpCase& op_case : kOpCases) {
+    const std::vector<T> in = sweep_inputs<T>();
+    std::vector<T> buffer = in;
+    unary_math(op_case.op, buffer.data(), buffer.data(), static_cast<int64_t>(buffer.size()));
+    check_against_reference(op_case, in, buffer);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vector_math: lengths 0, 1, 3, 7, 17, 1000 write exactly n results") {
+  for_each_simd_target([] {
+    check_lengths_and_guards<float>();
+    check_lengths_and_guards<double>();
+  });
+}
+
+TEST_CASE("vector_math: in place (out == in)") {
+  for_each_simd_target([] {
+    check_in_place<float>();
+    check_in_place<double>();
+  });
+}
+
+TEST_CASE("vector_math: a null buffer is fine for n = 0, a negative n is a user error") {
+  unary_math(UnaryMath::Exp, static_cast<const float*>(nullptr), nullptr, 0);
+  tanh_backward(static_cast<const double*>(nullptr), nullptr, nullptr, 0);
+  float x = 1;
+  CHECK_THROWS_AS(unary_math(UnaryMath::Exp, &x, &x, -1), gradiens::Error);
+  CHECK_THROWS_AS(sigmoid_backward(&x, &x, &x, -1), gradiens::Error);
+}
+
+namespace {
+
+enum class Backward { Tanh, Sigmoid };
+
+template <class T>
+T backward_reference(Backward kind, T grad, T y) {
+  using R = Wider<T>;
+  const R g = grad, s = y;
+  return kind == Backward::Tanh ? T(g * (1 - s * s)) : T(g * s * (1 - s));
+}
+
+// grad and y over their ranges (y in [-1, 1] for tanh, [0, 1] for sigmoid, with
+// values next to the ends where 1 - y*y and 1 - y cancel), in three layouts:
+// separate out, out == grad, out == y.
+template <class T>
+void check_backward(Backward kind) {
+  using limits = std::numeric_limits<T>;
+  std::vector<T> grad, y;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<T> uniform_grad(T(-3), T(3));
+  std::uniform_real_distribution<T> uniform_y(kind == Backward::Tanh ? T(-1) : T(0), T(1));
+  for (int i = 0; i < 1003; ++i) {
+    grad.push_back(uniform_grad(rng));
+    y.push_back(uniform_y(rng));
+  }
+  for (T end : {T(1), T(-1), T(0), T(0.5), std::nextafter(T(1), T(0)),
+                std::nextafter(T(-1), T(0)), limits::epsilon()}) {
+    if (kind == Backward::Sigmoid && end < 0) continue;
+    grad.push_back(T(1.5));
+    y.push_back(end);
+  }
+  grad.push_back(limits::quiet_NaN());
+  y.push_back(T(0.25));
+  grad.push_back(T(2));
+  y.push_back(limits::quiet_NaN());
+
+  auto run = [&](const T* g, const T* s, T* out) {
+    const int64_t n = static_cast<int64_t>(grad.size());
+    kind == Backward::Tanh ? tanh_backward(g, s, out, n) : sigmoid_backward(g, s, out, n);
+  };
+  auto check = [&](const std::vector<T>& got, const char* layout) {
+    int misses = 0;
+    std::string first_misses;
+    for (size_t i = 0; i < grad.size(); ++i) {
+      const T want = backward_reference(kind, grad[i], y[i]);
+      if (matches(got[i], want, 3)) continue;
+      if (++misses <= 5) {
+        first_misses += "\n  grad " + show(grad[i]) + ", y " + show(y[i]) + ": got " +
+                        show(got[i]) + ", want " + show(want);
+      }
+    }
+    const std::string kernel = kind == Backward::Tanh ? "tanh_backward" : "sigmoid_backward";
+    INFO(dtype_name<T>(), " ", kernel, " ", std::string(layout), ", ", misses, " wrong:",
+         first_misses);
+    CHECK(misses == 0);
+  };
+
+  std::vector<T> out(grad.size(), T(-1));
+  run(grad.data(), y.data(), out.data());
+  check(out, "out separate");
+  std::vector<T> grad_then_out = grad;
+  run(grad_then_out.data(), y.data(), grad_then_out.data());
+  check(grad_then_out, "out == grad");
+  std::vector<T> y_then_out = y;
+  run(grad.data(), y_then_out.data(), y_then_out.data());
+  check(y_then_out, "out == y");
+}
+
+}  // namespace
+
+TEST_CASE("vector_math: tanh_backward and sigmoid_backward, aliased or not") {
+  for_each_simd_target([] {
+    for (Backward kind : {Backward::Tanh, Backward::Sigmoid}) {
+      check_backward<float>(kind);
+      check_backward<double>(kind);
+    }
+  });
+}
