@@ -1,0 +1,59 @@
+// The CPU caching allocator: statistics, reuse of freed blocks, empty_cache,
+// alignment, and Device parsing.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+#include "engine/allocator.h"
+#include "gradiens.h"
+
+namespace gd = gradiens;
+namespace alloc = gradiens::cpu_allocator;
+
+TEST_CASE("allocator: statistics follow tensors and cached blocks are reused") {
+  alloc::empty_cache();
+  auto before = alloc::stats();
+  void* first_data = nullptr;
+  {
+    auto t = gd::empty({1 << 20}, gd::kFloat32);  // 4 MiB
+    first_data = t.data_ptr();
+    auto during = alloc::stats();
+    CHECK(during.allocated_bytes - before.allocated_bytes >= (int64_t{4} << 20));
+    CHECK(during.reserved_bytes >= during.allocated_bytes);
+    CHECK(during.peak_allocated_bytes >= during.allocated_bytes);
+    CHECK(reinterpret_cast<uintptr_t>(first_data) % 64 == 0);
+  }
+  auto after_free = alloc::stats();
+  CHECK(after_free.allocated_bytes == before.allocated_bytes);
+  CHECK(after_free.reserved_bytes > before.reserved_bytes);  // kept in the cache
+  {
+    auto hits = alloc::stats().num_cache_hits;
+    auto t = gd::empty({1 << 20}, gd::kFloat32);
+    CHECK(t.data_ptr() == first_data);  // the same block again
+    CHECK(alloc::stats().num_cache_hits == hits + 1);
+  }
+  alloc::empty_cache();
+  CHECK(alloc::stats().reserved_bytes == alloc::stats().allocated_bytes);  // nothing cached any more
+  alloc::reset_peak_stats();
+  CHECK(alloc::stats().peak_allocated_bytes == alloc::stats().allocated_bytes);
+}
+
+TEST_CASE("allocator: zero-byte tensors get valid distinct pointers") {
+  auto a = gd::empty({0}, gd::kFloat64);
+  auto b = gd::empty({0, 3}, gd::kFloat64);
+  CHECK(a.numel() == 0);
+  CHECK(b.numel() == 0);
+  CHECK(a.data_ptr() != nullptr);
+  CHECK(a.data_ptr() != b.data_ptr());
+}
+
+TEST_CASE("device strings") {
+  CHECK(gd::Device("cpu").is_cpu());
+  CHECK(gd::Device("cuda:1").index() == 1);
+  CHECK(gd::Device("cuda").is_cuda());
+  CHECK(gd::Device("cuda:1").str() == "cuda:1");
+  CHECK_THROWS_AS(gd::Device("gpu"), gd::Error);
+  CHECK_THROWS_AS(gd::Device("cuda:x"), gd::Error);
+  CHECK_THROWS_WITH(gd::empty({2}, gd::TensorOptions().device(gd::Device("cuda:0"))),
+                    "gradiens was built without CUDA support: cannot allocate on cuda:0");
+}
