@@ -5,4 +5,6 @@
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
+#include "engine/generator.h"
 #include "engine/tensor.h"
+#include "engine/tensor_data.h"

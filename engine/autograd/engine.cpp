@@ -19,6 +19,9 @@ namespace gradiens {
 namespace {
 std::atomic<uint64_t> next_graph_task_id{1};
 bool anomaly_enabled = false;
+// Ids of the backward passes running on this thread, outermost first (a hook
+// or a checkpointed backward can start a pass inside another).
+thread_local std::vector<uint64_t> active_graph_tasks;
 
 std::string shape_str(IntArrayRef sizes) {
   std::string s;
@@ -66,6 +69,7 @@ class GraphTask {
   void run(const std::vector<Edge>& roots, std::vector<Tensor> root_grads, const std::vector<Capture>& captures,
            bool accumulate, std::vector<Tensor>* captured) {
     AutoGradMode grad_mode(create_graph_);
+    ActiveScope active(*this);
     discover(roots);
     bool prune = !captures.empty();
     if (prune) mark_needed(captures);
@@ -113,15 +117,55 @@ class GraphTask {
         if (--child->pending_dependencies_ == 0) ready.push(child);
       }
     }
-    for (Node* n : discovered_) n->input_buffer_ = GradList();
   }
 
  private:
+  // Note [Reentrant backward]
+  // The per-node scratch state belongs to one pass at a time. A pass started
+  // inside another (from a hook, or a checkpoint's backward) may reach nodes
+  // the outer pass has not finished with; it saves their outer state when it
+  // first visits them and puts it back when it ends, however it ends.
+  struct OuterState {
+    Node* node;
+    uint64_t graph_task_id;
+    int32_t pending_dependencies;
+    bool needed;
+    GradList input_buffer;
+  };
+  class ActiveScope {
+   public:
+    explicit ActiveScope(GraphTask& task) : task_(task) { active_graph_tasks.push_back(task.id_); }
+    ~ActiveScope() {
+      task_.finish();
+      active_graph_tasks.pop_back();
+    }
+    ActiveScope(const ActiveScope&) = delete;
+    ActiveScope& operator=(const ActiveScope&) = delete;
+
+   private:
+    GraphTask& task_;
+  };
+
+  // Drops this pass's buffers and gives the outer passes their state back.
+  void finish() {
+    for (Node* n : discovered_) n->input_buffer_ = GradList();
+    for (auto it = outer_states_.rbegin(); it != outer_states_.rend(); ++it) {
+      it->node->graph_task_id_ = it->graph_task_id;
+      it->node->pending_dependencies_ = it->pending_dependencies;
+      it->node->needed_ = it->needed;
+      it->node->input_buffer_ = std::move(it->input_buffer);
+    }
+  }
+
   // Counts, for every node reachable from the roots, how many edges enter it.
   void discover(const std::vector<Edge>& roots) {
     std::vector<Node*> stack;
     auto visit = [&](Node* n) {
       if (n->graph_task_id_ == id_) return false;
+      if (n->graph_task_id_ != 0 && std::find(active_graph_tasks.begin(), active_graph_tasks.end(),
+                                              n->graph_task_id_) != active_graph_tasks.end())
+        outer_states_.push_back({n, n->graph_task_id_, n->pending_dependencies_, n->needed_,
+                                 std::move(n->input_buffer_)});
       n->graph_task_id_ = id_;
       n->pending_dependencies_ = 0;
       n->needed_ = false;
@@ -204,6 +248,7 @@ class GraphTask {
   bool keep_graph_;
   bool create_graph_;
   std::vector<Node*> discovered_;
+  std::vector<OuterState> outer_states_;  // see Note [Reentrant backward]
 };
 
 namespace {
@@ -317,8 +362,11 @@ void Tensor::retain_grad() {
   if (!impl.grad_fn || impl.retains_grad) return;
   impl.retains_grad = true;
   std::weak_ptr<TensorImpl> weak = impl_;
-  impl.grad_fn->add_pre_hook(impl.output_nr, [weak](const Tensor& g) {
-    if (auto target = weak.lock()) {
+  const Node* registered_on = impl.grad_fn.get();
+  impl.grad_fn->add_pre_hook(impl.output_nr, [weak, registered_on](const Tensor& g) {
+    // After an in-place op the tensor's value comes from a newer node, which
+    // has its own retain_grad hook (commit_inplace); this one is then stale.
+    if (auto target = weak.lock(); target && target->grad_fn.get() == registered_on) {
       if (!target->grad) target->grad = g.detach().clone().impl_ptr();
       else target->grad = gradiens::add(Tensor(target->grad), g.detach()).impl_ptr();
     }

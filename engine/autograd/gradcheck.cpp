@@ -12,11 +12,13 @@ namespace gradiens::autograd {
 
 namespace {
 
-// Flattened outputs of fn, detached from any graph.
+// Outputs of fn, detached from any graph. Copied: an output that is a view of
+// an input (view, select, ...) would otherwise change with the next perturbation.
+// Grad mode stays as the caller has it, because fn may itself call grad() (a
+// derivative checked by gradcheck, as gradgradcheck does).
 std::vector<Tensor> evaluate(const TensorFunction& fn, const std::vector<Tensor>& inputs) {
-  NoGradGuard no_grad;
   std::vector<Tensor> out = fn(inputs);
-  for (auto& t : out) t = t.detach().to(kFloat64).contiguous();
+  for (auto& t : out) t = t.detach().to(kFloat64, /*copy=*/true).contiguous();
   return out;
 }
 
@@ -35,6 +37,12 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
              fmt::format("gradcheck: input {} is {}; gradcheck needs float64 inputs for finite differences to be "
                          "accurate",
                          i, dtype_name(x.dtype())));
+    // Perturbing one element of an expanded input would move all its aliases at once.
+    for (int64_t d = 0; d < x.dim(); ++d)
+      GD_CHECK(!(x.strides()[d] == 0 && x.sizes()[d] > 1),
+               fmt::format("gradcheck: input {} has a dimension with stride 0; gradcheck needs inputs whose elements "
+                           "do not overlap (pass the unexpanded tensor and expand inside the function)",
+                           i));
   }
   // Analytic: row k of the Jacobian of output o is grad of out[o].flatten()[k].
   std::vector<Tensor> outputs = fn(inputs);

@@ -100,8 +100,33 @@ GradList AccumulateGrad::apply(GradList&& grads) {
   return {};
 }
 
+namespace {
+// Note [Views of a rebased base]
+// A recorded in-place op gives its tensor a new grad_fn (Note [In-place ops and
+// autograd]). A view taken from that tensor before the write still points at
+// the old history although its values changed with the base, so its gradient
+// would silently be wrong. A view's node is always created after the node of
+// its base, so a base whose grad_fn is newer than the view's was rebased since;
+// the view's history is then regenerated as an as_strided view of the base's
+// current history, as PyTorch does.
+void refresh_stale_view(TensorImpl& impl) {
+  if (!impl.is_view || !impl.grad_fn || !impl.view_base) return;
+  const std::shared_ptr<Node>& base_fn = impl.view_base->grad_fn;
+  if (!base_fn || base_fn->sequence_nr() < impl.grad_fn->sequence_nr()) return;
+  Tensor base(impl.view_base);
+  GD_CHECK(base.is_contiguous(),
+           "a view was used after its (non-contiguous) base was modified by an in-place operation; take the view "
+           "again after the in-place operation");
+  AutoGradMode enable(true);
+  Tensor fresh = base.as_strided(impl.sizes, impl.strides, impl.storage_offset);
+  impl.grad_fn = fresh.grad_fn();
+  impl.output_nr = fresh.output_nr();
+}
+}  // namespace
+
 Edge gradient_edge(const Tensor& t) {
   TensorImpl* impl = t.impl();
+  refresh_stale_view(*impl);
   if (impl->grad_fn) return Edge(impl->grad_fn, impl->output_nr);
   if (!impl->requires_grad) return Edge();
   if (!impl->grad_accumulator) impl->grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
@@ -180,9 +205,9 @@ Tensor fresh_alias(const Tensor& t) {
 
 void set_history(Tensor& output, const std::shared_ptr<Node>& node) {
   TensorImpl* impl = output.impl();
-  GD_CHECK(is_floating_point(impl->dtype),
-           fmt::format("only Tensors of floating point dtype can require gradients (got {} from {})",
-                       dtype_name(impl->dtype), node->name()));
+  // An integer or bool result (x.to(kInt64), a comparison-like op) is not
+  // differentiable: as in PyTorch it simply does not require grad.
+  if (!is_floating_point(impl->dtype)) return;
   node->add_input_metadata(output);
   impl->requires_grad = true;
   impl->grad_fn = node;

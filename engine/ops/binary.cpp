@@ -20,6 +20,13 @@ Tensor binary_arith(const Tensor& a, const Tensor& b, std::string_view op, F f, 
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, dt, op, inplace_out);
   auto iter = make_iterator(ops.out, {ops.a, ops.b});
+  if constexpr (requires { F::logical(true, true); }) {
+    // Bool arithmetic is logical, as in PyTorch: add and maximum are `or`, mul and minimum `and`.
+    if (ops.out.dtype() == kBool) {
+      elementwise_kernel<bool, bool, bool>(iter, [](bool x, bool y) { return F::logical(x, y); });
+      return ops.out;
+    }
+  }
   dispatch_numeric(ops.out.dtype(), op, [&]<class T>() { elementwise_kernel<T, T, T>(iter, f.template operator()<T>()); });
   return ops.out;
 }
@@ -30,6 +37,13 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
   ScalarType dt = inplace_out.defined() ? inplace_out.dtype() : result_type(a, s, op);
   Tensor ac = a.dtype() == dt ? a : a.to(dt);
   Tensor out = inplace_out.defined() ? inplace_out : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()));
+  if constexpr (requires { F::logical(true, true); }) {
+    if (dt == kBool) {  // as in binary_arith
+      bool v = s.to<bool>();
+      elementwise_kernel<bool, bool>(make_iterator(out, {ac}), [v](bool x) { return F::logical(x, v); });
+      return out;
+    }
+  }
   dispatch_numeric(dt, op, [&]<class T>() {
     T v = s.to<T>();
     auto kernel = f.template operator()<T>();
@@ -44,13 +58,13 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
 }
 
 // Kernel factories: each returns the typed scalar function for T.
-struct AddFn { Scalar alpha; template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x + al * y; }; } };
+struct AddFn { Scalar alpha; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x + al * y; }; } };
 struct SubFn { Scalar alpha; template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x - al * y; }; } };
-struct MulFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return x * y; }; } };
+struct MulFn { static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return x * y; }; } };
 struct DivFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return x / y; }; } };
 struct PowFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return static_cast<T>(std::pow(x, y)); }; } };
-struct MaxFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); }; } };
-struct MinFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); }; } };
+struct MaxFn { static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); }; } };
+struct MinFn { static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); }; } };
 struct RSubFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return s - x; }; } };
 struct RDivFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return s / x; }; } };
 struct RPowFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return static_cast<T>(std::pow(s, x)); }; } };
@@ -73,6 +87,9 @@ struct Sub {
   static constexpr std::string_view name = "SubBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& a, const Tensor& b, Scalar alpha) {
     ctx.scalar = alpha;
+    GD_CHECK(!(a.dtype() == kBool && b.dtype() == kBool),
+             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+             "operator instead.");
     return binary_arith(a, b, "sub", SubFn{alpha});
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -96,7 +113,11 @@ struct Div {
   static constexpr std::string_view name = "DivBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& a, const Tensor& b) {
     ctx.save_for_backward(a, b);
-    return binary_arith(true_divide_operand(a), true_divide_operand(b), "div", DivFn{});
+    // True division: integer operands compute in the default float dtype, but a
+    // floating operand (e.g. int64 / float64) decides the type as in any promotion.
+    ScalarType dt = result_type(a, b, "div");
+    if (!is_floating_point(dt)) dt = kFloat32;
+    return binary_arith(a.to(dt), b.to(dt), "div", DivFn{});
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
     auto [a, b] = ctx.saved<2>();
@@ -213,7 +234,9 @@ struct RPowScalar {  // s ^ a
 // ---- free functions ----
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return apply<Add>(a, b, alpha); }
 Tensor add(const Tensor& a, Scalar b, Scalar alpha) {
-  if (b.is_floating_point()) return apply<AddScalar>(a, Scalar(b.to_double() * alpha.to_double()));
+  // A floating alpha makes the product floating even for an integral b (add(x, 2, 0.5) adds 1).
+  if (b.is_floating_point() || alpha.is_floating_point())
+    return apply<AddScalar>(a, Scalar(b.to_double() * alpha.to_double()));
   return apply<AddScalar>(a, b.is_boolean() ? b : Scalar(b.to_long() * alpha.to_long()));
 }
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return apply<Sub>(a, b, alpha); }
@@ -262,9 +285,8 @@ Tensor& binary_inplace(Tensor& self, const Tensor& other, std::string_view op, O
 template <class OutOfPlace, class Kernel>
 Tensor& scalar_inplace(Tensor& self, Scalar s, std::string_view op, OutOfPlace out_of_place, Kernel kernel) {
   if (check_inplace(self, {}, op)) return commit_inplace(self, out_of_place(self.clone(), s), true);
-  GD_CHECK(!(s.is_floating_point() && !is_floating_point(self.dtype())),
-           std::string(op) + ": result type Float can't be cast to the desired output type " +
-               std::string(dtype_name(self.dtype())));
+  check_inplace_output(self, self.sizes(), result_type(self, s, op), op);
+  check_no_internal_overlap(self);
   scalar_arith(self, s, op, kernel, self);
   self.bump_version();
   return self;
@@ -296,13 +318,11 @@ Tensor& Tensor::mul_(Scalar other) {
   return scalar_inplace(*this, other, "mul_", [](const Tensor& a, Scalar v) { return gradiens::mul(a, v); }, MulFn{});
 }
 Tensor& Tensor::div_(const Tensor& other) {
-  GD_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type " +
-                                    std::string(dtype_name(dtype())));
+  check_inplace_output(*this, sizes(), kFloat32, "div_");  // true division: an integer self cannot hold it
   return binary_inplace(*this, other, "div_", [](const Tensor& a, const Tensor& b) { return gradiens::div(a, b); }, DivFn{});
 }
 Tensor& Tensor::div_(Scalar other) {
-  GD_CHECK(is_floating_point(), "div_: result type Float can't be cast to the desired output type " +
-                                    std::string(dtype_name(dtype())));
+  check_inplace_output(*this, sizes(), kFloat32, "div_");  // true division: an integer self cannot hold it
   return mul_(Scalar(1.0 / other.to_double()));
 }
 Tensor& Tensor::pow_(Scalar exponent) {

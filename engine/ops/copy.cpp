@@ -10,11 +10,14 @@
 
 namespace gradiens {
 
-void copy_data(const Tensor& dst, const Tensor& src) {
-  check_same_device(dst, src, "copy_");
-  broadcast_shapes(dst.sizes(), src.sizes());
-  GD_CHECK(src.dim() <= dst.dim(), fmt::format("copy_: source of shape {} cannot be broadcast to {}",
-                                               shape_to_string(src.sizes()), shape_to_string(dst.sizes())));
+void copy_data(const Tensor& dst, const Tensor& src_in) {
+  check_same_device(dst, src_in, "copy_");
+  DimVector shape = broadcast_shapes(dst.sizes(), src_in.sizes());
+  GD_CHECK(IntArrayRef(shape) == dst.sizes(),
+           fmt::format("output with shape {} doesn't match the broadcast shape {}", shape_to_string(dst.sizes()),
+                       shape_to_string(shape)));
+  check_no_internal_overlap(dst);
+  Tensor src = copy_if_overlapping(src_in, dst);
   auto iter = make_iterator(dst, {src});
   dispatch_all(dst.dtype(), "copy_", [&]<class D>() {
     dispatch_all(src.dtype(), "copy_", [&]<class S>() {
@@ -49,6 +52,11 @@ Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
     impl.grad_fn = result.grad_fn();
     impl.output_nr = result.output_nr();
     impl.requires_grad = result.requires_grad();
+    if (impl.retains_grad) {
+      // .grad keeps meaning the gradient of the current value, as in PyTorch.
+      impl.retains_grad = false;
+      self.retain_grad();
+    }
   }
   return self;
 }
@@ -76,6 +84,13 @@ struct Clone {
   static GradList backward(Ctx&, const Tensor& g) { return {g}; }
 };
 
+// fill_ on a tensor with history: the old values no longer reach the result.
+struct Fill {
+  static constexpr std::string_view name = "FillBackward0";
+  static Tensor forward(Ctx&, const Tensor& self, Scalar value) { return full(self.sizes(), value, self.options()); }
+  static GradList backward(Ctx&, const Tensor& g) { return {zeros_like(g)}; }
+};
+
 // copy_(src) recorded out of place: src broadcast to self's shape and dtype.
 struct CopyFrom {
   static constexpr std::string_view name = "CopyBackwards";
@@ -85,7 +100,11 @@ struct CopyFrom {
     copy_data(out, src);
     return out;
   }
-  static GradList backward(Ctx& ctx, const Tensor& g) { return {Tensor(), g.to(ctx.dtype)}; }
+  // The overwritten values get a zero gradient, as in PyTorch (not none: a leaf
+  // whose copy was overwritten still receives a .grad).
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    return {ctx.needs_input_grad(0) ? zeros_like(g) : Tensor(), g.to(ctx.dtype)};
+  }
 };
 
 }  // namespace
@@ -121,17 +140,14 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(Scalar value) {
-  check_inplace(*this, {}, "fill_");
+  // As in PyTorch, a filled non-leaf keeps requiring grad; its gradient to the old history is zero.
+  if (check_inplace(*this, {}, "fill_")) return commit_inplace(*this, apply<Fill>(*this, value), true);
+  check_no_internal_overlap(*this);
   dispatch_all(dtype(), "fill_", [&]<class T>() {
     T v = value.to<T>();
     auto iter = make_iterator(*this, {});
     kernels::cpu::elementwise_kernel<T>(iter, [v]() { return v; });
   });
-  if (requires_grad() && GradMode::is_enabled()) {
-    // The old history no longer reaches these values.
-    impl()->grad_fn.reset();
-    impl()->requires_grad = false;
-  }
   bump_version();
   return *this;
 }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/autograd/grad_mode.h"
+
 namespace gradiens {
 
 namespace {
@@ -114,12 +116,29 @@ void check_inplace_output(const Tensor& out, IntArrayRef broadcast_shape, Scalar
                        capitalized_name(out.dtype())));
 }
 
+void check_no_internal_overlap(const Tensor& out) {
+  for (int64_t d = 0; d < out.dim(); ++d)
+    GD_CHECK(!(out.strides()[d] == 0 && out.sizes()[d] > 1),
+             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+             "location. Please clone() the tensor before performing the operation.");
+}
+
+Tensor copy_if_overlapping(const Tensor& input, const Tensor& out) {
+  if (input.storage() != out.storage()) return input;
+  if (input.storage_offset() == out.storage_offset() && input.sizes() == out.sizes() &&
+      input.strides() == out.strides())
+    return input;  // the same elements: each is read before it is written
+  NoGradGuard no_grad;
+  return input.clone();
+}
+
 BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
                               std::string_view op, const Tensor& inplace_out) {
   check_same_device(a, b, op);
   BinaryOperands ops;
   if (inplace_out.defined()) {
     check_inplace_output(inplace_out, broadcast_shapes(a.sizes(), b.sizes()), out_dtype, op);
+    check_no_internal_overlap(inplace_out);
     // In place, the arithmetic runs in the output's dtype (a lossless choice
     // once the cast check above has passed for float outputs).
     if (compute_dtype == out_dtype) compute_dtype = inplace_out.dtype();
@@ -129,6 +148,10 @@ BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compu
   }
   ops.a = a.dtype() == compute_dtype ? a : a.to(compute_dtype);
   ops.b = b.dtype() == compute_dtype ? b : b.to(compute_dtype);
+  if (inplace_out.defined()) {
+    ops.a = copy_if_overlapping(ops.a, inplace_out);
+    ops.b = copy_if_overlapping(ops.b, inplace_out);
+  }
   return ops;
 }
 

@@ -37,6 +37,14 @@ void check_inplace_output(const Tensor& out, IntArrayRef broadcast_shape, Scalar
 struct BinaryOperands {
   Tensor out, a, b;
 };
+// PyTorch's error for writing into a tensor whose elements alias each other
+// (an expanded tensor): the result would depend on the order of the writes.
+void check_no_internal_overlap(const Tensor& out);
+// `input` itself, or a copy of it when it shares memory with `out` through a
+// different layout (x.add_(x.t())): an elementwise write into `out` would
+// otherwise read values it already overwrote.
+Tensor copy_if_overlapping(const Tensor& input, const Tensor& out);
+
 BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
                               std::string_view op, const Tensor& inplace_out = Tensor());
 

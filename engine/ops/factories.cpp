@@ -6,6 +6,8 @@
 
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
 
 namespace gradiens {
 
@@ -49,7 +51,9 @@ Tensor empty(IntArrayRef sizes, const TensorOptions& options) {
 
 Tensor full(IntArrayRef sizes, Scalar value, const TensorOptions& options) {
   Tensor t = empty(sizes, options.requires_grad(false));
-  t.fill_(value);
+  // Written directly rather than with fill_, which would count as a first
+  // in-place write: a new tensor starts at version 0, as in PyTorch.
+  copy_data(t, scalar_to_tensor(value, t.dtype()));
   return finish(t, options);
 }
 Tensor zeros(IntArrayRef sizes, const TensorOptions& options) { return full(sizes, 0, options); }

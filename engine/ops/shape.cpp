@@ -4,6 +4,8 @@
 // and stack. A view shares its input's storage and version counter.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "engine/autograd/function.h"
@@ -57,6 +59,22 @@ Geometry decode_geometry(const DimVector& in) {
 
 Tensor strided_view_of_contiguous(const Tensor& x, const Geometry& relative);
 
+// Whether two indices of the geometry can address the same element (unfold
+// with step < size, overlapping as_strided windows). Sufficient test: with the
+// dims sorted by stride, each stride must exceed the span of the smaller ones.
+bool may_overlap(const Geometry& g) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (size_t i = 0; i < g.sizes.size(); ++i)
+    if (g.sizes[i] > 1) dims.emplace_back(g.strides[i], g.sizes[i]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;
+  for (auto [stride, size] : dims) {
+    if (stride <= span) return true;
+    span += (size - 1) * stride;
+  }
+  return false;
+}
+
 // Backward of every strided view: a zero tensor of the input's shape with the
 // gradient added through the view's geometry (adding, so overlapping views
 // such as unfold with step < size accumulate correctly).
@@ -69,8 +87,10 @@ struct ViewScatter {
     Geometry g = decode_geometry(relative);
     Tensor target = make_view(out, g);
     auto iter = make_iterator(target, {target, grad});
+    // Overlapping elements are read-modify-written by several indices: one thread, or updates get lost.
+    int64_t grain = may_overlap(g) ? std::numeric_limits<int64_t>::max() : kernels::cpu::kElementwiseGrainSize;
     dispatch_numeric(out.dtype(), "as_strided_backward", [&]<class T>() {
-      elementwise_kernel<T, T, T>(iter, [](T acc, T v) { return acc + v; });
+      elementwise_kernel<T, T, T>(iter, [](T acc, T v) { return acc + v; }, grain);
     });
     return out;
   }
@@ -231,6 +251,7 @@ struct Cat {
   static Tensor forward(Ctx& ctx, const std::vector<Tensor>& tensors, int64_t dim) {
     GD_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
     const Tensor& first = tensors[0];
+    GD_CHECK(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
     int64_t d = wrap_dim(dim, first.dim(), "cat");
     ScalarType dt = first.dtype();
     DimVector sizes = first.sizes().dims();
@@ -238,6 +259,7 @@ struct Cat {
     ctx.ints.clear();
     for (size_t i = 0; i < tensors.size(); ++i) {
       const Tensor& t = tensors[i];
+      GD_CHECK(t.dim() > 0, fmt::format("zero-dimensional tensor (at position {}) cannot be concatenated", i));
       GD_CHECK(t.dim() == first.dim(), fmt::format("Tensors must have same number of dimensions: got {} and {}",
                                                    first.dim(), t.dim()));
       for (int64_t k = 0; k < t.dim(); ++k)
@@ -512,6 +534,7 @@ std::vector<Tensor> Tensor::split(int64_t split_size, int64_t d) const {
 }
 
 std::vector<Tensor> Tensor::split(IntArrayRef split_sizes, int64_t d) const {
+  GD_CHECK(dim() > 0, "split expects at least a 1-dimensional tensor");
   int64_t w = wrap_dim(d, dim(), "split");
   int64_t total = 0;
   for (int64_t s : split_sizes) total += s;
@@ -535,6 +558,7 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t d) const {
 }
 
 std::vector<Tensor> Tensor::unbind(int64_t d) const {
+  GD_CHECK(dim() > 0, fmt::format("Dimension specified as {} but tensor has no dimensions", d));
   int64_t w = wrap_dim(d, dim(), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < sizes()[w]; ++i) out.push_back(select(w, i));

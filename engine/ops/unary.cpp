@@ -350,9 +350,7 @@ template <class F>
 Tensor& unary_inplace(Tensor& self, std::string_view op, F f) {
   bool record = check_inplace(self, {}, op);
   Tensor result = f(record ? self.clone() : self);
-  GD_CHECK(result.dtype() == self.dtype(), std::string(op) + ": result type " + std::string(dtype_name(result.dtype())) +
-                                               " can't be cast to the desired output type " +
-                                               std::string(dtype_name(self.dtype())));
+  check_inplace_output(self, self.sizes(), result.dtype(), op);
   return commit_inplace(self, result, record);
 }
 }  // namespace

@@ -120,9 +120,10 @@ class ElementwiseIterator {
 };
 
 // out[i] = f(in0[i], in1[i], ...) over the iterator, with Out and In... the
-// C++ types of the operands (operand 0 is the output).
+// C++ types of the operands (operand 0 is the output). A caller whose output
+// elements alias each other passes an unbounded grain to stay on one thread.
 template <class Out, class... In, class F>
-void elementwise_kernel(const ElementwiseIterator& iter, F&& f) {
+void elementwise_kernel(const ElementwiseIterator& iter, F&& f, int64_t grain_size = kElementwiseGrainSize) {
   iter.for_each([&](char** ptrs, const int64_t* strides, int64_t n) {
     bool contiguous = strides[0] == static_cast<int64_t>(sizeof(Out));
     {
@@ -140,7 +141,7 @@ void elementwise_kernel(const ElementwiseIterator& iter, F&& f) {
               f(*reinterpret_cast<const In*>(ptrs[I + 1] + j * strides[I + 1])...);
       }
     }(std::index_sequence_for<In...>{});
-  });
+  }, grain_size);
 }
 
 }  // namespace gradiens::kernels::cpu

@@ -1,6 +1,7 @@
 // CPU GEMM dispatch: float64 through OpenBLAS dgemm, float32 through oneDNN matmul or
-// OpenBLAS sgemm by shape (Note [Float32 GEMM backend]), threads per call from the FLOP
-// count (Note [GEMM threads]), and oneDNN primitives kept in a small LRU cache.
+// OpenBLAS sgemm by shape (Note [Float32 GEMM backend]), threads per call from size and
+// shape (Note [GEMM threads]), and oneDNN primitives in a small LRU cache per thread
+// (Note [Matmul cache]).
 #include "kernels/cpu/gemm.h"
 
 #include <cblas.h>
@@ -33,15 +34,6 @@ int openblas_get_num_threads(void);
 namespace gradiens::kernels::cpu {
 namespace {
 
-// Note [GEMM threads]
-// A GEMM below kSingleThreadFlops runs on the calling thread, whatever gemm_threads()
-// says. Measured on this 2-core machine (median of repeats, GFLOP/s at 1 / 2 threads):
-//   10000x20x20 f64 OpenBLAS (8 MFLOP):  ...
-// Waking a second thread costs tens of microseconds on a shared, busy machine, and
-// OpenBLAS's 2-thread split of a tall-skinny product is much slower than one thread,
-// so the threshold sits well above the PINN shapes.
-constexpr double kSingleThreadFlops = 32e6;
-
 std::atomic<int> library_gemm_threads{0};  // 0: not yet read from OpenBLAS
 
 std::atomic<testing::Float32Backend> forced_float32_backend{testing::Float32Backend::Auto};
@@ -51,14 +43,79 @@ double gemm_flops(int64_t m, int64_t n, int64_t k) {
 }
 
 // Note [Float32 GEMM backend]
-// TODO(measurements)
+// oneDNN's matmul (brgemm kernels) runs at about 200 GFLOP/s on one core of this
+// machine's AVX-512 CPU, OpenBLAS 0.3.21's sgemm at about 105 (it has no AVX-512
+// kernels for it). oneDNN wins every shape class we measured except two, where its
+// fixed cost per call (~0.35 us, against OpenBLAS's ~0.08 us) or its GEMV handling
+// loses, so the rule is: OpenBLAS below kMinOneDnnFlops or when n == 1, else oneDNN.
+// Medians, 1 thread, microseconds, oneDNN / OpenBLAS; shapes are M x K x N, i.e.
+// (M x K) . (K x N), with the layouts the library produces:
+//   1024x1024x1024 NN, TN, NT    10447 / 20556, 10458 / 20173, 10481 / 20092   (2.0x)
+//   128x784x512 NT (MLP fwd)       508 / 1028      784x128x512 TN (dW)   491 / 968
+//   128x512x784 NN (MLP dX)        481 / 1001      128x512x256 NT        163 / 333
+//   128x256x10 NT                  7.3 / 12.6      128x10x256 NN         3.8 / 7.8
+//   10000x20x20 NN, NT            71.9 / 113.6, 73.4 / 113.6   20x10000x20 TN   96 / 139
+//   10000x2x20 NN                 14.0 / 31.6      64x32x512 NN         11.1 / 21.5
+//   32x32x32 (65 kFLOP)           0.76 / 0.90      100x20x20 (80 kFLOP)  1.10 / 1.34
+//   28x28x28 (44 kFLOP)           0.68 / 0.79      24x24x24 (28 kFLOP)   0.61 / 0.43
+//   16x16x16                      0.40 / 0.22      1x1x1                 0.35 / 0.08
+//   n == 1: 10000x20x1            94.7 / 89.5      128x32x1              3.1 / 0.8
+// Padded rows (ld > row length) and batch gaps move oneDNN from brgemm to its
+// gemm:jit kernels, which still beat OpenBLAS (1024^3 with ld = 1032: 134 vs 105
+// GFLOP/s). With 2 threads oneDNN's lead holds (1024^3: 380 vs 201 GFLOP/s).
+constexpr double kMinOneDnnFlops = 32768;
+
 bool use_onednn_for_float32(int64_t m, int64_t n, int64_t k) {
   switch (forced_float32_backend.load(std::memory_order_relaxed)) {
     case testing::Float32Backend::OneDnn: return true;
     case testing::Float32Backend::OpenBlas: return false;
     case testing::Float32Backend::Auto: break;
   }
-  return gemm_flops(m, n, k) >= 1e5;
+  return n != 1 && gemm_flops(m, n, k) >= kMinOneDnnFlops;
+}
+
+// Note [GEMM threads]
+// gemm_threads() is the most a GEMM may use; whether one product gets them depends on
+// its size and backend, because waking a second thread has a fixed cost and
+// OpenBLAS's threaded driver synchronises its threads once per packed block. Medians
+// on this 2-core VM with no other load, microseconds, 1 thread -> 2 threads; where
+// two values are given, runs at different times disagreed (the host is shared):
+//   oneDNN f32:   1024^3 10447 -> 5222      128x784x512 507 -> 264..300
+//                 10000x20x20 73 -> 39..43  1000x100x100 105 -> 56
+//                 500x64x64 (4.1 MFLOP) 19.9 -> 15.6   128^3 (4.2) 20 -> 13.7..16.8
+//                 64x32x512 (2.1) 10.7 -> 9.2..14.2    250x64x64 (2.0) 9.7 -> 9.9
+//                 128x256x10 (0.66) 5.7 -> 6.8         64x64x64 2.8 -> 6.7
+//   OpenBLAS f64: 1024^3 41019 -> 20679..22293   128x784x512 2157 -> 1128..1403
+//                 10000x128x128 6966 -> 5374     10000x64x64 1785 -> 989..2197
+//                 128^3 90 -> 52..87             64x32x512 45 -> 31.5..70
+//                 1000x100x100 398 -> 243..521   1000x1000x20 1033 -> 714..1594
+//                 10000x20x20 214 -> 350..1273   100000x20x20 2693 -> 4753
+//                 10000x2x20 56 -> 330..1020     10000x48x48 1069 -> 1763
+//                 10000x20x200 1977 -> 3237      20x10000x20 260 -> 431
+// oneDNN's threads pay from about 4 MFLOP (20 us on one core) on, whatever the
+// shape. OpenBLAS's pay reliably only for large products, and never when a row of C
+// is cheap (n or k small: the PINN's 10000x20x20 hidden layers, 5-18x slower in
+// BENCHMARKS.md) or C itself is small (m * n small: the PINN's 20x10000x20 weight
+// gradients), however many FLOPs there are. On a busy machine a second thread helps
+// nothing at any size; set_gemm_threads(1) is the remedy there.
+constexpr double kMinOneDnnThreadedFlops = 4e6;
+constexpr double kMinOpenBlasThreadedFlops = 32e6;
+constexpr int64_t kMinOpenBlasThreadedInner = 64;     // n and k
+constexpr int64_t kMinOpenBlasThreadedOutput = 4096;  // m * n
+
+// Both read gemm_threads() even when they return 1: its default comes from OpenBLAS's
+// own count, which the first small GEMM would otherwise have set to 1 already.
+int onednn_threads(int64_t m, int64_t n, int64_t k) {
+  const int library_threads = gemm_threads();
+  return gemm_flops(m, n, k) >= kMinOneDnnThreadedFlops ? library_threads : 1;
+}
+
+int openblas_threads(int64_t m, int64_t n, int64_t k) {
+  const int library_threads = gemm_threads();
+  const bool splits_well = gemm_flops(m, n, k) >= kMinOpenBlasThreadedFlops &&
+                           std::min(n, k) >= kMinOpenBlasThreadedInner &&
+                           m * n >= kMinOpenBlasThreadedOutput;
+  return splits_well ? library_threads : 1;
 }
 
 // ---------------------------------------------------------------------------------
@@ -99,10 +156,15 @@ void scale_matrix(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
 // ---------------------------------------------------------------------------------
 // OpenBLAS
 
-int checked_blas_int(int64_t value, const char* what) {
-  GD_CHECK(value <= INT_MAX, std::string("gemm: ") + what + "=" + std::to_string(value) +
-                                 " exceeds OpenBLAS's 32-bit index range");
-  return static_cast<int>(value);
+// OpenBLAS takes 32-bit sizes. Checked once per call, before any threads start, so
+// that the error is thrown from the caller's thread.
+void check_blas_range(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+  for (const auto& [what, value] : {std::pair{"m", m}, std::pair{"n", n}, std::pair{"k", k},
+                                    std::pair{"lda", lda}, std::pair{"ldb", ldb},
+                                    std::pair{"ldc", ldc}}) {
+    GD_CHECK(value <= INT_MAX, std::string("gemm: ") + what + "=" + std::to_string(value) +
+                                   " exceeds OpenBLAS's 32-bit index range");
+  }
 }
 
 // OpenBLAS keeps one process-wide thread count; we set it before every call, which is
@@ -117,20 +179,18 @@ void openblas_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                    int64_t ldc) {
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, checked_blas_int(m, "m"),
-              checked_blas_int(n, "n"), checked_blas_int(k, "k"), alpha, a,
-              checked_blas_int(lda, "lda"), b, checked_blas_int(ldb, "ldb"), beta, c,
-              checked_blas_int(ldc, "ldc"));
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              beta, c, static_cast<int>(ldc));
 }
 
 void openblas_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                    const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
                    double* c, int64_t ldc) {
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, checked_blas_int(m, "m"),
-              checked_blas_int(n, "n"), checked_blas_int(k, "k"), alpha, a,
-              checked_blas_int(lda, "lda"), b, checked_blas_int(ldb, "ldb"), beta, c,
-              checked_blas_int(ldc, "ldc"));
+              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              beta, c, static_cast<int>(ldc));
 }
 
 // OpenBLAS has no batched GEMM: a loop, split over threads when each product is too
@@ -140,10 +200,12 @@ void openblas_gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m,
                            int64_t k, T alpha, const T* a, int64_t lda, int64_t stride_a,
                            const T* b, int64_t ldb, int64_t stride_b, T beta, T* c, int64_t ldc,
                            int64_t stride_c) {
-  const int threads_per_product = gemm_threads_for(m, n, k);
+  // Independent products need no synchronisation: only the total size counts, as for
+  // oneDNN.
+  const int threads_per_product = openblas_threads(m, n, k);
   const int threads_over_batch =
-      threads_per_product == 1
-          ? static_cast<int>(std::min<int64_t>(gemm_threads_for(batch * m, n, k), batch))
+      threads_per_product == 1 && gemm_flops(batch * m, n, k) >= kMinOneDnnThreadedFlops
+          ? static_cast<int>(std::min<int64_t>(gemm_threads(), batch))
           : 1;
   use_openblas_threads(threads_per_product);
 #pragma omp parallel for num_threads(threads_over_batch) schedule(static) if (threads_over_batch > 1)
@@ -342,13 +404,14 @@ bool onednn_gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, i
                          int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a,
                          const float* b, int64_t ldb, int64_t stride_b, float beta, float* c,
                          int64_t ldc, int64_t stride_c) {
-  const int threads = gemm_threads_for(batch * m, n, k);
+  const int threads = onednn_threads(batch * m, n, k);
   if (batch == 1) stride_a = stride_b = stride_c = 0;  // unused: keep them out of the key
-  const MatmulKey key{batch,    m,        n,
-                      k,        lda,      ldb,
-                      ldc,      stride_a, stride_b,
-                      stride_c, std::bit_cast<uint32_t>(alpha), std::bit_cast<uint32_t>(beta),
-                      trans_a,  trans_b,  threads};
+  const MatmulKey key{.batch = batch, .m = m, .n = n, .k = k,
+                      .lda = lda, .ldb = ldb, .ldc = ldc,
+                      .stride_a = stride_a, .stride_b = stride_b, .stride_c = stride_c,
+                      .alpha_bits = std::bit_cast<uint32_t>(alpha),
+                      .beta_bits = std::bit_cast<uint32_t>(beta),
+                      .trans_a = trans_a, .trans_b = trans_b, .threads = threads};
   const OmpThreadsScope omp_threads(threads);
   BoundMatmul& matmul = thread_matmul_cache().get(key);
   if (!matmul.primitive) return false;
@@ -394,8 +457,9 @@ void gemm_batched_impl(int64_t batch, bool trans_a, bool trans_b, int64_t m, int
       return;
     }
   }
+  check_blas_range(m, n, k, lda, ldb, ldc);
   if (batch == 1) {
-    use_openblas_threads(gemm_threads_for(m, n, k));
+    use_openblas_threads(openblas_threads(m, n, k));
     openblas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
     openblas_gemm_batched(batch, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb,
@@ -449,11 +513,9 @@ int gemm_threads() {
   return threads;
 }
 
-int gemm_threads_for(int64_t m, int64_t n, int64_t k) {
-  // Read the library count first even when it is not used: its default comes from
-  // OpenBLAS's count, which the first small GEMM would otherwise have set to 1.
-  const int threads = gemm_threads();
-  return gemm_flops(m, n, k) < kSingleThreadFlops ? 1 : threads;
+int gemm_threads_for(bool is_float32, int64_t m, int64_t n, int64_t k) {
+  return is_float32 && use_onednn_for_float32(m, n, k) ? onednn_threads(m, n, k)
+                                                       : openblas_threads(m, n, k);
 }
 
 const char* gemm_backend_name(bool is_float32, int64_t m, int64_t n, int64_t k) {

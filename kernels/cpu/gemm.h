@@ -40,9 +40,9 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
 void set_gemm_threads(int threads);
 int gemm_threads();
 
-// The threads one GEMM of this size runs on: 1 below the FLOP threshold, else
-// gemm_threads().
-int gemm_threads_for(int64_t m, int64_t n, int64_t k);
+// The threads one GEMM of this dtype and size runs on: gemm_threads() when it is big
+// enough to profit on its backend, else 1 (Note [GEMM threads] in gemm.cpp).
+int gemm_threads_for(bool is_float32, int64_t m, int64_t n, int64_t k);
 
 // "onednn" or "openblas": the backend gemm() uses for this shape, for reports.
 const char* gemm_backend_name(bool is_float32, int64_t m, int64_t n, int64_t k);
@@ -52,7 +52,8 @@ namespace testing {
 // the per-shape rule. Not for production use: it is a process-wide switch.
 enum class Float32Backend { Auto, OneDnn, OpenBlas };
 void gemm_force_backend(Float32Backend backend);
-// Number of oneDNN matmul primitives cached now (for the cache tests).
+// Number of oneDNN matmul primitives cached for the calling thread (the cache is
+// per thread), for the cache tests.
 int gemm_onednn_cache_size();
 }  // namespace testing
 

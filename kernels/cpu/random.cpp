@@ -2,6 +2,8 @@
 // Note [Philox stream layout] in random.h.
 #include "kernels/cpu/random.h"
 
+#include "kernels/cpu/parallel.h"
+
 #include <Random123/philox.h>
 #include <fmt/format.h>
 
@@ -40,7 +42,7 @@ template <int kPerBlock, class Emit>
 uint64_t for_each_block(const char* name, int64_t n, PhiloxState s, Emit emit) {
   GD_CHECK(n >= 0, fmt::format("{}: expected a non-negative number of elements, got {}", name, n));
   const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
-#pragma omp parallel for schedule(static) if (n > kGrainSize)
+#pragma omp parallel for schedule(static) if (n > kGrainSize) num_threads(num_threads())
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t first = b * kPerBlock;
     const int count = static_cast<int>(std::min<int64_t>(kPerBlock, n - first));

@@ -10,7 +10,7 @@
 //   AVX3   (AVX-512 F/BW/DQ/VL, 512-bit vectors)   Skylake-X and later, Zen 4
 //   AVX2   (AVX2 + FMA, 256-bit)                    Haswell and later, Zen
 //   SSE4   (SSE4.2, 128-bit)                        anything since about 2008
-//   SCALAR (or EMU128 on GCC >= 12.3)               the fallback Highway always keeps
+//   SCALAR (GCC < 12.3) or EMU128 (newer GCC, clang) the fallback Highway always keeps
 // SSSE3 is disabled: CPUs that have it but lack SSE4 are nearly extinct and the
 // copy would cost compile time. AVX3_DL adds nothing to float math and Highway
 // leaves it out unless asked to. Each extra target costs a full compile of the
@@ -27,6 +27,11 @@
 // AVX2/AVX-512, so the vectors travel in ymm/zmm registers as libsleef expects.
 // Targets without a matching SLEEF build (SCALAR, EMU128, non-x86) go lane by
 // lane through libm.
+// Cost: SLEEF's erf/erfc work in double-double and are slow. Measured on 10k
+// doubles (AMD EPYC VM with AVX-512): erf about 5 ns/element on AVX3 and 15 on
+// AVX2, against about 11-15 for a scalar std::erf loop; on SSE4 (about 30) they
+// lose to libm. A Highway-native erf (e.g. the rational fits of FreeBSD's
+// s_erf.c) would fix that if gelu ever dominates a profile.
 
 #include "kernels/cpu/vector_math.h"
 
@@ -50,29 +55,40 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-// Note [SLEEF entry points per target]: the ones sleef.h hides without -mavx.
+// Note [SLEEF entry points per target]: the ones sleef.h hides without -mavx /
+// -mavx512f (under the same guards, so a -march=native build sees only its own).
+// The target attributes state what the callee needs; clang refuses to pass a
+// __m256/__m512 to a function declared without them.
+#define GRADIENS_SLEEF_AVX2 __attribute__((target("avx2,fma")))
+#define GRADIENS_SLEEF_AVX512 __attribute__((target("avx512f")))
 extern "C" {
-__m256d Sleef_sind4_u10avx2(__m256d);
-__m256d Sleef_cosd4_u10avx2(__m256d);
-__m256d Sleef_tand4_u10avx2(__m256d);
-__m256d Sleef_erfd4_u10avx2(__m256d);
-__m256d Sleef_erfcd4_u15avx2(__m256d);
-__m256 Sleef_sinf8_u10avx2(__m256);
-__m256 Sleef_cosf8_u10avx2(__m256);
-__m256 Sleef_tanf8_u10avx2(__m256);
-__m256 Sleef_erff8_u10avx2(__m256);
-__m256 Sleef_erfcf8_u15avx2(__m256);
-__m512d Sleef_sind8_u10avx512f(__m512d);
-__m512d Sleef_cosd8_u10avx512f(__m512d);
-__m512d Sleef_tand8_u10avx512f(__m512d);
-__m512d Sleef_erfd8_u10avx512f(__m512d);
-__m512d Sleef_erfcd8_u15avx512f(__m512d);
-__m512 Sleef_sinf16_u10avx512f(__m512);
-__m512 Sleef_cosf16_u10avx512f(__m512);
-__m512 Sleef_tanf16_u10avx512f(__m512);
-__m512 Sleef_erff16_u10avx512f(__m512);
-__m512 Sleef_erfcf16_u15avx512f(__m512);
+#ifndef __AVX__
+GRADIENS_SLEEF_AVX2 __m256d Sleef_sind4_u10avx2(__m256d);
+GRADIENS_SLEEF_AVX2 __m256d Sleef_cosd4_u10avx2(__m256d);
+GRADIENS_SLEEF_AVX2 __m256d Sleef_tand4_u10avx2(__m256d);
+GRADIENS_SLEEF_AVX2 __m256d Sleef_erfd4_u10avx2(__m256d);
+GRADIENS_SLEEF_AVX2 __m256d Sleef_erfcd4_u15avx2(__m256d);
+GRADIENS_SLEEF_AVX2 __m256 Sleef_sinf8_u10avx2(__m256);
+GRADIENS_SLEEF_AVX2 __m256 Sleef_cosf8_u10avx2(__m256);
+GRADIENS_SLEEF_AVX2 __m256 Sleef_tanf8_u10avx2(__m256);
+GRADIENS_SLEEF_AVX2 __m256 Sleef_erff8_u10avx2(__m256);
+GRADIENS_SLEEF_AVX2 __m256 Sleef_erfcf8_u15avx2(__m256);
+#endif
+#ifndef __AVX512F__
+GRADIENS_SLEEF_AVX512 __m512d Sleef_sind8_u10avx512f(__m512d);
+GRADIENS_SLEEF_AVX512 __m512d Sleef_cosd8_u10avx512f(__m512d);
+GRADIENS_SLEEF_AVX512 __m512d Sleef_tand8_u10avx512f(__m512d);
+GRADIENS_SLEEF_AVX512 __m512d Sleef_erfd8_u10avx512f(__m512d);
+GRADIENS_SLEEF_AVX512 __m512d Sleef_erfcd8_u15avx512f(__m512d);
+GRADIENS_SLEEF_AVX512 __m512 Sleef_sinf16_u10avx512f(__m512);
+GRADIENS_SLEEF_AVX512 __m512 Sleef_cosf16_u10avx512f(__m512);
+GRADIENS_SLEEF_AVX512 __m512 Sleef_tanf16_u10avx512f(__m512);
+GRADIENS_SLEEF_AVX512 __m512 Sleef_erff16_u10avx512f(__m512);
+GRADIENS_SLEEF_AVX512 __m512 Sleef_erfcf16_u15avx512f(__m512);
+#endif
 }
+#undef GRADIENS_SLEEF_AVX2
+#undef GRADIENS_SLEEF_AVX512
 #endif
 
 HWY_BEFORE_NAMESPACE();

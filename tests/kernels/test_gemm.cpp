@@ -305,7 +305,8 @@ TEST_CASE("gemm: two threads give the same results") {
           {false, false, 256, 256, 256, 1.0, 0.0},
           {true, true, 300, 200, 100, 0.5, 1.0, 4},
           {false, true, 10000, 20, 20, 1.0, 0.0},
-          {false, false, 128, 64, 96, 1.0, 0.0, 0, 16, false, false, 4},
+          {false, false, 128, 64, 96, 1.0, 0.0, 0, 16, false, false, 4},  // over the batch
+          {true, false, 20, 20, 1000, 1.0, 1.0, 0, 64, false, true, 3},
       },
       /*threads=*/2);
 }
@@ -350,9 +351,19 @@ TEST_CASE("gemm: thread count and backend names") {
   CHECK(saved >= 1);
   set_gemm_threads(3);
   CHECK(gemm_threads() == 3);
-  CHECK(gemm_threads_for(1, 1, 1) == 1);                 // small products stay on 1 thread
-  CHECK(gemm_threads_for(10000, 20, 20) == 1);           // the PINN's hidden layers too
-  CHECK(gemm_threads_for(1024, 1024, 1024) == 3);
+  // Small products stay on one thread (Note [GEMM threads]).
+  CHECK(gemm_threads_for(true, 1, 1, 1) == 1);
+  CHECK(gemm_threads_for(false, 1, 1, 1) == 1);
+  CHECK(gemm_threads_for(true, 128, 10, 256) == 1);
+  CHECK(gemm_threads_for(true, 1024, 1024, 1024) == 3);
+  CHECK(gemm_threads_for(false, 1024, 1024, 1024) == 3);
+  CHECK(gemm_threads_for(false, 128, 512, 784) == 3);
+  // OpenBLAS keeps the PINN's tall-skinny products and their weight gradients on one
+  // thread whatever their size; oneDNN splits them well.
+  CHECK(gemm_threads_for(false, 10000, 20, 20) == 1);
+  CHECK(gemm_threads_for(false, 100000, 20, 20) == 1);
+  CHECK(gemm_threads_for(false, 20, 20, 10000) == 1);
+  CHECK(gemm_threads_for(true, 10000, 20, 20) == 3);
   CHECK_THROWS_AS(set_gemm_threads(0), gradiens::Error);
   set_gemm_threads(saved);
 

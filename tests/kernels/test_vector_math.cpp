@@ -44,11 +44,11 @@ std::vector<std::string> for_each_simd_target(Body body) {
     if ((cpu_targets & target) == 0) continue;
     hwy::SetSupportedTargetsForTest(target);
     hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    if (std::string(simd_target_name()) != hwy::TargetName(target)) continue;
     const std::string target_name = hwy::TargetName(target);
+    if (simd_target_name() != target_name) continue;
     INFO("SIMD target ", target_name);
     body();
-    ran.push_back(hwy::TargetName(target));
+    ran.push_back(target_name);
   }
   return ran;
 }
@@ -250,7 +250,9 @@ std::vector<T> run_unary(UnaryMath op, const std::vector<T>& in) {
 template <class T>
 void check_every_op_on_sweep() {
   const std::vector<T> in = sweep_inputs<T>();
-  for (const OpCase& op_case : kOpCases) check_against_reference(op_case, in, run_unary(op_case.op, in));
+  for (const OpCase& op_case : kOpCases) {
+    check_against_reference(op_case, in, run_unary(op_case.op, in));
+  }
 }
 
 }  // namespace

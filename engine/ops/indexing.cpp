@@ -1,0 +1,223 @@
+// Indexing along a dim: gather and scatter_add (each the other's backward, so
+// every derivative order stays differentiable) and masked_fill (a where).
+// Shape rules and messages follow PyTorch's scatter/gather checks.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <limits>
+
+#include "engine/autograd/function.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+#include "engine/ops/elementwise.h"
+
+namespace gradiens {
+
+namespace {
+
+using kernels::cpu::ElementwiseIterator;
+using kernels::cpu::Operand;
+
+// PyTorch treats a 0-dim tensor as a 1-element 1-dim one in gather/scatter.
+struct Layout {
+  DimVector sizes, strides;
+};
+Layout nonempty_layout(const Tensor& t) {
+  if (t.dim() == 0) return {{1}, {1}};
+  return {t.sizes().dims(), t.strides().dims()};
+}
+
+void check_index_dtype(const Tensor& index, std::string_view op) {
+  GD_CHECK(index.dtype() == kInt64, fmt::format("{}(): Expected dtype int64 for index", op));
+}
+
+// gather: index may be larger than self only along `dim`.
+void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index) {
+  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  GD_CHECK(s.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as input tensor");
+  for (size_t d = 0; d < s.sizes.size(); ++d)
+    GD_CHECK(static_cast<int64_t>(d) == dim || i.sizes[d] <= s.sizes[d],
+             fmt::format("Size does not match at dimension {} expected index {} to be smaller than self {} apart from "
+                         "dimension {}",
+                         d, shape_to_string(index.sizes()), shape_to_string(self.sizes()), dim));
+}
+
+// scatter_add: index no larger than self (apart from `dim`) nor than src.
+void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Layout s = nonempty_layout(self), i = nonempty_layout(index), r = nonempty_layout(src);
+  GD_CHECK(s.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as self tensor");
+  bool wrong = false;
+  for (size_t d = 0; d < s.sizes.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && i.sizes[d] > s.sizes[d]) wrong = true;
+  // src's rank is checked after the sizes, as PyTorch does.
+  for (size_t d = 0; d < i.sizes.size() && d < r.sizes.size(); ++d)
+    if (i.sizes[d] > r.sizes[d]) wrong = true;
+  GD_CHECK(!wrong, fmt::format("Expected index {} to be smaller than self {} apart from dimension {} and to be smaller "
+                               "size than src {}",
+                               shape_to_string(index.sizes()), shape_to_string(self.sizes()), dim,
+                               shape_to_string(src.sizes())));
+  GD_CHECK(r.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as src tensor");
+}
+
+// Remembers the first out-of-range index seen by a (possibly parallel) loop, so
+// the error is thrown after the loop rather than from inside a thread team.
+class BadIndex {
+ public:
+  void record(int64_t value) {
+    bool expected = false;
+    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
+  }
+  void throw_if_seen(int64_t dim, int64_t size) const {
+    GD_CHECK(!seen_.load(), fmt::format("index {} is out of bounds for dimension {} with size {}", value_, dim, size));
+  }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
+
+// out[...][i][...] = self[...][index[...][i][...]][...] along dim, over index's shape.
+Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor out = empty(index.sizes(), self.options());
+  if (index.numel() == 0) return out;
+  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  DimVector out_strides = contiguous_strides(i.sizes);
+  // self walked over index's shape with dim pinned at 0; the index picks the offset.
+  DimVector self_strides = s.strides;
+  self_strides[dim] = 0;
+  const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
+  const int64_t esize = static_cast<int64_t>(self.element_size());
+  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
+                                     Operand{self.data_ptr(), esize, self_strides}});
+  BadIndex bad;
+  dispatch_all(self.dtype(), "gather", [&]<class T>() {
+    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+        if (k < 0 || k >= dim_size) {
+          bad.record(k);
+          continue;
+        }
+        *reinterpret_cast<T*>(p[0] + j * st[0]) = reinterpret_cast<const T*>(p[2] + j * st[2])[k * dim_stride];
+      }
+    });
+  });
+  bad.throw_if_seen(dim, dim_size);
+  return out;
+}
+
+// out = self; out[...][index[...][i][...]][...] += src[...][i][...] along dim.
+Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = empty(self.sizes(), self.options());
+  out.copy_(self);
+  if (index.numel() == 0) return out;
+  Layout o = nonempty_layout(out), i = nonempty_layout(index), r = nonempty_layout(src);
+  DimVector out_strides = o.strides;
+  out_strides[dim] = 0;
+  const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
+  const int64_t esize = static_cast<int64_t>(self.element_size());
+  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
+                                     Operand{src.data_ptr(), esize, r.strides}});
+  BadIndex bad;
+  dispatch_numeric(self.dtype(), "scatter_add", [&]<class T>() {
+    // Serial: two index entries may name the same output element.
+    iter.for_each(
+        [&](char** p, const int64_t* st, int64_t n) {
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+            if (k < 0 || k >= dim_size) {
+              bad.record(k);
+              continue;
+            }
+            reinterpret_cast<T*>(p[0] + j * st[0])[k * dim_stride] += *reinterpret_cast<const T*>(p[2] + j * st[2]);
+          }
+        },
+        std::numeric_limits<int64_t>::max());
+  });
+  bad.throw_if_seen(dim, dim_size);
+  return out;
+}
+
+// Zero-pads `t` at the end of each dim up to `sizes` (differentiably, through cat).
+Tensor pad_to(Tensor t, IntArrayRef sizes) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t missing = sizes[d] - t.sizes()[d];
+    if (missing <= 0) continue;
+    DimVector zero_shape = t.sizes().dims();
+    zero_shape[d] = missing;
+    t = cat({t, zeros(zero_shape, t.options())}, d);
+  }
+  return t;
+}
+
+struct Gather {
+  static constexpr std::string_view name = "GatherBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index) {
+    check_index_dtype(index, "gather");
+    check_same_device(self, index, "gather");
+    if (index.numel() != 0) check_gather_shapes(self, dim, index);
+    ctx.save_for_backward(index);
+    ctx.shape = self.sizes().dims();
+    ctx.ints = {dim};
+    return gather_kernel(self, dim, index);
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    return {scatter_add(zeros(ctx.shape, g.options()), ctx.ints[0], index, g), Tensor()};
+  }
+};
+
+struct ScatterAdd {
+  static constexpr std::string_view name = "ScatterAddBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    check_index_dtype(index, "scatter");
+    GD_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+    check_same_device(self, index, "scatter_add");
+    check_same_device(self, src, "scatter_add");
+    if (index.numel() != 0) check_scatter_shapes(self, dim, index, src);
+    ctx.save_for_backward(index);
+    ctx.shape = src.sizes().dims();
+    ctx.ints = {dim};
+    return scatter_add_kernel(self, dim, index, src);
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    Tensor g_src;
+    // src may be larger than index; the elements index does not reach get no gradient
+    // (PyTorch 1.13 raises a shape error here instead).
+    if (ctx.needs_input_grad(2)) g_src = pad_to(gather(g, ctx.ints[0], index), ctx.shape);
+    return {g, Tensor(), g_src};
+  }
+};
+
+// "Long", "Float", ... as c10 prints a ScalarType.
+std::string c10_type_name(ScalarType t) {
+  std::string name(legacy_tensor_type_name(t));
+  return name.substr(0, name.size() - std::string_view("Tensor").size());
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  return apply<Gather>(x, wrap_dim(dim, x.dim(), "gather"), index);
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  return apply<ScatterAdd>(x, wrap_dim(dim, x.dim(), "scatter_add"), index, src);
+}
+
+// A where with the value in x's dtype, so the result keeps x's dtype (an
+// integer tensor filled with 2.5 holds 2) and broadcasts with the mask.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+  GD_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype " +
+                                      c10_type_name(mask.dtype()));
+  return where(mask, scalar_to_tensor(value, x.dtype()), x);
+}
+
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return gradiens::gather(*this, dim, index); }
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return gradiens::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const { return gradiens::masked_fill(*this, mask, value); }
+
+}  // namespace gradiens

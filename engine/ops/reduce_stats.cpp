@@ -1,0 +1,182 @@
+// Statistical reductions: var and std (with Bessel's `correction`), the vector
+// norm for any p, and a stable logsumexp. var and logsumexp are composite;
+// norm and the square root inside std are primitives whose backward is masked
+// where the result is 0, as in PyTorch.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/autograd/function.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+#include "engine/ops/reduce_util.h"
+
+namespace gradiens {
+
+namespace {
+
+using kernels::cpu::for_each_output;
+using kernels::cpu::for_each_reduced;
+
+IntArrayRef optional_dims(const std::optional<std::vector<int64_t>>& dims) {
+  return dims ? IntArrayRef(*dims) : IntArrayRef();
+}
+
+// std = sqrt(var) with PyTorch's gradient at zero variance: 0, not 0 * inf = NaN.
+struct StdFromVar {
+  static constexpr std::string_view name = "StdBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& variance) {
+    Tensor y = sqrt(variance);
+    ctx.save_for_backward(y);
+    return y;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [y] = ctx.saved<1>();
+    Tensor at_zero = eq(y, 0);
+    return {where(at_zero, 0.0, g / (where(at_zero, 1.0, y) * 2))};
+  }
+};
+
+// The kind of vector norm each p names.
+enum class NormKind { Zero, One, Two, Inf, NegInf, General };
+NormKind norm_kind(double p) {
+  if (p == 0) return NormKind::Zero;
+  if (p == 1) return NormKind::One;
+  if (p == 2) return NormKind::Two;
+  if (p == std::numeric_limits<double>::infinity()) return NormKind::Inf;
+  if (p == -std::numeric_limits<double>::infinity()) return NormKind::NegInf;
+  return NormKind::General;
+}
+
+// ||x||_p over dims, accumulated in double. p = 0 counts the nonzero elements;
+// +-inf take the largest/smallest |x| (a NaN wins); an empty slice gives 0.
+struct Norm {
+  static constexpr std::string_view name = "NormBackward1";
+  static Tensor forward(Ctx& ctx, const Tensor& x, double p, DimVector dims, bool keepdim) {
+    Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
+    auto layout = reduction_layout(x, dims);
+    const NormKind kind = norm_kind(p);
+    dispatch_floating(x.dtype(), "norm", [&]<class T>() {
+      T* o = out.data_ptr<T>();
+      for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+        double acc = kind == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
+        bool any = false, nan = false;
+        for_each_reduced(layout, base, [&](T v, int64_t) {
+          double a = std::abs(static_cast<double>(v));
+          any = true;
+          switch (kind) {
+            case NormKind::Zero: acc += v != 0; break;
+            case NormKind::One: acc += a; break;
+            case NormKind::Two: acc += a * a; break;
+            case NormKind::Inf: nan |= a != a; acc = std::max(acc, a); break;
+            case NormKind::NegInf: nan |= a != a; acc = std::min(acc, a); break;
+            case NormKind::General: acc += std::pow(a, p); break;
+          }
+        });
+        if (kind == NormKind::Two) acc = std::sqrt(acc);
+        else if (kind == NormKind::General) acc = std::pow(acc, 1.0 / p);
+        else if (nan) acc = std::numeric_limits<double>::quiet_NaN();
+        else if (kind == NormKind::NegInf && !any) acc = 0;
+        o[index] = static_cast<T>(acc);
+      });
+    });
+    if (ctx.is_recording()) {
+      ctx.save_for_backward(x, out);
+      ctx.real = p;
+      ctx.shape = x.sizes().dims();
+      ctx.ints = dims;
+      ctx.scalar = Scalar(keepdim);
+    }
+    return out;
+  }
+  // PyTorch's norm_backward, with every division guarded so that the masked
+  // branch never computes 0/0 (which would turn into NaN one derivative later).
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [x, out] = ctx.saved<2>();
+    const double p = ctx.real;
+    const DimVector& dims = ctx.ints;
+    bool keepdim = ctx.scalar.to<bool>();
+    Tensor gk = unsqueeze_reduced(g, ctx.shape, dims, keepdim);
+    Tensor nk = unsqueeze_reduced(out, ctx.shape, dims, keepdim);
+    Tensor norm_zero = eq(nk, 0);
+    Tensor n_safe = where(norm_zero, 1.0, nk);
+    switch (norm_kind(p)) {
+      case NormKind::Zero: return {zeros_like(x)};
+      case NormKind::One: return {sign(x) * gk};
+      case NormKind::Two: return {where(norm_zero, 0.0, gk * x / n_safe)};
+      case NormKind::Inf:
+      case NormKind::NegInf: {
+        Tensor ax = abs(x);
+        Tensor hit = eq(ax, nk) | isnan(ax);
+        Tensor count = sum(hit, dims, true).to(g.dtype());
+        return {sign(x) * where(hit, gk / count, 0.0)};
+      }
+      case NormKind::General: break;
+    }
+    if (p < 1) {
+      // |x|^(p-1) is infinite at 0: those elements get 0.
+      Tensor x_zero = eq(x, 0);
+      Tensor scaled = where(x_zero, 0.0, sign(x) * pow(where(x_zero, 1.0, abs(x)), p - 1));
+      return {scaled * gk * pow(nk, 1 - p)};
+    }
+    Tensor scaled = p < 2 ? sign(x) * pow(abs(x), p - 1) : x * pow(abs(x), p - 2);
+    return {scaled * where(norm_zero, 0.0, gk / pow(n_safe, p - 1))};
+  }
+};
+
+// "Long", "Float", ... as c10 prints a ScalarType.
+std::string c10_type_name(ScalarType t) {
+  std::string name(legacy_tensor_type_name(t));
+  return name.substr(0, name.size() - std::string_view("Tensor").size());
+}
+
+}  // namespace
+
+// Two-pass: the mean first, then the squared deviations; a divisor of
+// max(0, N - correction) that is 0 gives inf (or NaN for 0/0), as in PyTorch.
+Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) {
+  GD_CHECK(x.is_floating_point(), "std and var only support floating point and complex dtypes");
+  DimVector d = reduction_dims(x, optional_dims(dims), "var");
+  double n = static_cast<double>(reduced_count(x, d));
+  Tensor diff = x - mean(x, d, true);
+  return sum(diff * diff, d, keepdim) / std::max(0.0, n - correction);
+}
+
+Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) {
+  return apply<StdFromVar>(var(x, std::move(dims), correction, keepdim));
+}
+
+Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim) {
+  GD_CHECK(x.is_floating_point(), fmt::format("norm(): input dtype should be either floating point or complex. Got {} "
+                                              "instead.",
+                                              c10_type_name(x.dtype())));
+  return apply<Norm>(x, p.to_double(), reduction_dims(x, dims, "norm"), keepdim);
+}
+Tensor norm(const Tensor& x, Scalar p) { return norm(x, p, {}, false); }
+
+// log(sum(exp(x - m))) + m with m the detached max (0 where it is infinite, so
+// all -inf gives -inf and +inf gives +inf instead of NaN). Integer inputs are
+// computed in float32, as in PyTorch.
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  Tensor xf = x.is_floating_point() ? x : x.to(kFloat32);
+  DimVector d = reduction_dims(xf, dims, "logsumexp");
+  if (reduced_count(xf, d) == 0) return log(sum(exp(xf), d, keepdim));
+  Tensor m = amax(xf.detach(), d, true);
+  m = where(isinf(m), 0.0, m);
+  Tensor r = log(sum(exp(xf - m), d, keepdim));
+  return r + (keepdim ? m : m.reshape(r.sizes()));
+}
+
+Tensor Tensor::var(std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) const {
+  return gradiens::var(*this, std::move(dims), correction, keepdim);
+}
+Tensor Tensor::std(std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) const {
+  return gradiens::std(*this, std::move(dims), correction, keepdim);
+}
+Tensor Tensor::norm(Scalar p) const { return gradiens::norm(*this, p); }
+Tensor Tensor::norm(Scalar p, IntArrayRef dims, bool keepdim) const { return gradiens::norm(*this, p, dims, keepdim); }
+Tensor Tensor::logsumexp(IntArrayRef dims, bool keepdim) const { return gradiens::logsumexp(*this, dims, keepdim); }
+
+}  // namespace gradiens

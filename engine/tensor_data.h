@@ -1,0 +1,88 @@
+// gradiens::tensor(data, options): a tensor from a number, a (nested) braced
+// list or a std::vector, as libtorch's torch::tensor.
+#pragma once
+
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "engine/scalar.h"
+#include "engine/tensor.h"
+
+namespace gradiens {
+
+// The data argument of tensor(): a number (a 0-dim tensor), a braced list of
+// containers (one more dimension), or a std::vector (one dimension). Lists are
+// checked as they are built: every sub-list must have the first one's sizes.
+//
+// The dtype, unless the options give one, is inferred as torch.tensor does:
+// floating values give float32 (the default dtype), integers int64, bools
+// bool, uint8 vectors uint8; a list mixing kinds takes the highest of
+// bool < uint8 < integer < floating (tensor({1, 2.5}) is float32), and an
+// empty list is float32.
+class TensorDataContainer {
+ public:
+  // {}: an empty list, shape [0].
+  TensorDataContainer();
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TensorDataContainer(T value) : TensorDataContainer(Scalar(value), value_dtype<T>()) {}
+  TensorDataContainer(std::initializer_list<TensorDataContainer> list);
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  TensorDataContainer(const std::vector<T>& values) : TensorDataContainer(from_vector(values)) {}
+
+  const DimVector& sizes() const { return sizes_; }
+  // The dtype the data implies; empty for data without any element.
+  std::optional<ScalarType> inferred_dtype() const { return dtype_; }
+
+  // Writes the elements in row-major order, converted to `dtype`, to `out`.
+  void fill(void* out, ScalarType dtype) const;
+  // As libtorch prints data in its messages: {1, 2.5}.
+  friend std::ostream& operator<<(std::ostream& out, const TensorDataContainer& data);
+
+ private:
+  enum class Kind : uint8_t { Scalar, List, Values };
+
+  TensorDataContainer(Scalar value, ScalarType dtype);
+  // A vector's elements as a 1-dim tensor of its own dtype.
+  explicit TensorDataContainer(Tensor values);
+
+  template <class T>
+  static constexpr ScalarType value_dtype() {
+    if constexpr (std::is_same_v<T, bool>) return kBool;
+    else if constexpr (std::is_floating_point_v<T>) return kFloat32;
+    else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
+    else return kInt64;
+  }
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values) {
+    const auto n = static_cast<int64_t>(values.size());
+    if constexpr (std::is_same_v<T, bool>) {
+      const std::vector<uint8_t> bytes(values.begin(), values.end());  // vector<bool> has no data()
+      return values_tensor(bytes.data(), n, kBool);
+    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, double> || std::is_same_v<T, int64_t>) {
+      return values_tensor(values.data(), n, scalar_type_of<T>());
+    } else {
+      // Widened so that the elements keep their precision until the dtype is known.
+      using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+      const std::vector<Wide> wide(values.begin(), values.end());
+      return values_tensor(wide.data(), n, scalar_type_of<Wide>());
+    }
+  }
+  static Tensor values_tensor(const void* data, int64_t n, ScalarType stored);
+  int64_t fill_at(char* out, int64_t position, ScalarType dtype) const;
+
+  Kind kind_;
+  Scalar scalar_;
+  std::vector<TensorDataContainer> list_;
+  Tensor values_;
+  DimVector sizes_;
+  std::optional<ScalarType> dtype_;
+};
+
+// tensor({{1., 2.}, {3., 4.}}), tensor(std::vector<double>{...}, kFloat64),
+// tensor(3.5) (0-dim), tensor({true, false}).
+Tensor tensor(const TensorDataContainer& data, const TensorOptions& options = {});
+
+}  // namespace gradiens

@@ -1,0 +1,206 @@
+// The exact texts of the autograd errors users meet (PyTorch's wording), and the
+// in-place rules of Note [In-place ops and autograd]: rebasing history on
+// non-leaves, refusing leaves and views.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "engine/autograd/node.h"
+#include "gradiens.h"
+#include "tests/engine/op_registry.h"
+
+namespace gd = gradiens;
+using gd::Tensor;
+using gd::testing::error_of;
+using gd::testing::tensor_of;
+using gd::testing::value_mismatch;
+using gd::testing::values_of;
+
+namespace {
+const char* kHint =
+    " Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+    "autograd::DetectAnomalyGuard.";
+Tensor leaf(std::vector<int64_t> sizes) { return gd::ones(sizes, gd::kFloat64).requires_grad_(); }
+}  // namespace
+
+TEST_CASE("golden error texts of the tape") {
+  // PyTorch 1.13 for each: str(the RuntimeError) of the same program in Python.
+  Tensor x = leaf({3, 4});
+  CHECK(error_of([&] { (x * 2).backward(); }) == "grad can be implicitly created only for scalar outputs");
+  CHECK(error_of([&] { x.add_(1); }) == "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([&] { x.mul_(x); }) == "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([&] { x.exp_(); }) == "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([&] { x.zero_(); }) == "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([&] { x.copy_(gd::zeros({3, 4}, gd::kFloat64)); }) ==
+        "a leaf Variable that requires grad is being used in an in-place operation.");
+  CHECK(error_of([&] { x.t().view({12}); }) ==
+        "view size is not compatible with input tensor's size and stride (at least one dimension spans across two "
+        "contiguous subspaces). Use .reshape(...) instead.");
+  Tensor z = (gd::tanh(x) * x).sum();
+  z.backward();
+  CHECK(error_of([&] { z.backward(); }) ==
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you "
+        "need to access saved tensors after calling backward.");
+  // autograd::grad frees the graph the same way.
+  Tensor w = gd::exp(x).sum();
+  gd::autograd::grad({w}, {x});
+  CHECK(error_of([&] { gd::autograd::grad({w}, {x}); }).find("Trying to backward through the graph a second time") == 0);
+  CHECK(error_of([] { gd::ones({2, 4}) + gd::ones({2, 3}); }) ==
+        "The size of tensor a (4) must match the size of tensor b (3) at non-singleton dimension 1");
+  CHECK(error_of([] { gd::ones({3}).sum().backward(); }) ==
+        "element 0 of tensors does not require grad and does not have a grad_fn");
+  CHECK(error_of([] { gd::ones({3}, gd::kInt64).requires_grad_(); }) ==
+        "only Tensors of floating point dtype can require gradients (got int64)");
+  CHECK(error_of([] { gd::ones({2, 3}).sum({2}); }) ==
+        "sum: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  CHECK(error_of([] { Tensor().dim(); }) == "the tensor is undefined (default-constructed Tensor)");
+}
+
+TEST_CASE("the saved-tensor version check") {
+  SUBCASE("a saved output modified in place (the text PyTorch gives)") {
+    // PyTorch: "... [torch.DoubleTensor [3, 4]], which is output 0 of TanhBackward0, is at version 1; expected
+    // version 0 instead. Hint: ..." (gradiens names the type without "torch." and points to its own guard).
+    Tensor x = leaf({3, 4});
+    Tensor y = gd::tanh(x);
+    y.add_(1);
+    CHECK(y._version() == 1);
+    CHECK(error_of([&] { y.sum().backward(); }) ==
+          std::string("one of the variables needed for gradient computation has been modified by an inplace "
+                      "operation: [DoubleTensor [3, 4]], which is output 0 of TanhBackward0, is at version 1; "
+                      "expected version 0 instead.") +
+              kHint);
+  }
+  SUBCASE("a saved input modified in place, float32") {
+    Tensor x = gd::ones({2}, gd::kFloat32).requires_grad_();
+    Tensor a = gd::exp(x);
+    Tensor b = a * a;
+    a.mul_(2);
+    a.mul_(2);
+    CHECK(error_of([&] { b.sum().backward(); }) ==
+          std::string("one of the variables needed for gradient computation has been modified by an inplace "
+                      "operation: [FloatTensor [2]], which is output 0 of ExpBackward0, is at version 2; expected "
+                      "version 0 instead.") +
+              kHint);
+  }
+  SUBCASE("a saved leaf modified under no_grad") {
+    Tensor x = leaf({3});
+    Tensor y = (x * x).sum();
+    {
+      gd::NoGradGuard no_grad;
+      x.add_(1);
+    }
+    CHECK(error_of([&] { y.backward(); }) ==
+          std::string("one of the variables needed for gradient computation has been modified by an inplace "
+                      "operation: [DoubleTensor [3]] is at version 1; expected version 0 instead.") +
+              kHint);
+  }
+  SUBCASE("through a view, the shared counter catches the write") {
+    Tensor x = leaf({2, 2});
+    Tensor y = x * 1.0;
+    Tensor s = gd::sigmoid(y);
+    {
+      gd::NoGradGuard no_grad;
+      s.t()[0].fill_(0);
+    }
+    CHECK(error_of([&] { s.sum().backward(); }).find("[DoubleTensor [2, 2]], which is output 0 of SigmoidBackward0, "
+                                                      "is at version 1; expected version 0 instead.") !=
+          std::string::npos);
+  }
+  SUBCASE("writes before the value is saved are fine") {
+    Tensor x = leaf({2});
+    Tensor y = x * 2;
+    y.add_(1);
+    Tensor z = gd::tanh(y);  // saves the already-modified y's output
+    z.sum().backward();
+    double t = std::tanh(3.0);
+    CHECK(value_mismatch(values_of(x.grad()), {2 * (1 - t * t), 2 * (1 - t * t)}) == "");
+  }
+}
+
+TEST_CASE("in-place ops on non-leaves rebase their history") {
+  Tensor x = tensor_of({0.5, -0.3}).requires_grad_();
+  Tensor y = x * 2;
+  uint32_t v0 = y._version();
+  y.mul_(3);
+  CHECK(y.grad_fn()->name() == "MulBackward1");
+  y.exp_();
+  CHECK(y.grad_fn()->name() == "ExpBackward0");
+  CHECK(y._version() == v0 + 2);
+  CHECK_FALSE(y.is_leaf());
+  y.sum().backward();
+  // y = exp(6x): dy/dx = 6 exp(6x). PyTorch 1.13 gives 2420.5727609564105 at x = 1.
+  std::vector<double> want;
+  for (double v : {0.5, -0.3}) want.push_back(6 * std::exp(6 * v));
+  CHECK(value_mismatch(values_of(x.grad()), want) == "");
+  // A longer chain mixing operands: f = (exp(6x) + x)^2, f' = 2 (exp(6x) + x) (6 exp(6x) + 1).
+  Tensor a = tensor_of({0.5, -0.3}).requires_grad_();
+  Tensor b = a * 2;
+  b.mul_(3).exp_().add_(a).pow_(2);
+  std::vector<double> fv, fd;
+  for (double v : {0.5, -0.3}) {
+    double e = std::exp(6 * v);
+    fv.push_back((e + v) * (e + v));
+    fd.push_back(2 * (e + v) * (6 * e + 1));
+  }
+  CHECK(value_mismatch(values_of(b), fv) == "");
+  b.sum().backward();
+  CHECK(value_mismatch(values_of(a.grad()), fd) == "");
+  // copy_ into a non-leaf: the gradient goes to the source, none to the old value.
+  Tensor p = tensor_of({1, 2}).requires_grad_(), q = tensor_of({3, 4}).requires_grad_();
+  Tensor r = p * 5;
+  r.copy_(q * q);
+  (r * 1.0).sum().backward();
+  CHECK(values_of(q.grad()) == std::vector<double>{6, 8});
+  CHECK(values_of(p.grad()) == std::vector<double>{0, 0});
+  // fill_ keeps requires_grad; the gradient to the old history is zero (PyTorch's FillBackward0).
+  Tensor s = tensor_of({1, 2}).requires_grad_();
+  Tensor u = s * 2;
+  u.fill_(7);
+  CHECK(u.requires_grad());
+  (u * s).sum().backward();
+  CHECK(values_of(s.grad()) == std::vector<double>{7, 7});
+  // Operands that require grad turn a tensor without history into a non-leaf.
+  Tensor k = gd::zeros({2}, gd::kFloat64);
+  k.add_(p);
+  CHECK(k.requires_grad());
+  CHECK_FALSE(k.is_leaf());
+}
+
+TEST_CASE("in-place ops through a view of a tensor in the graph are refused") {
+  // Note [In-place ops and autograd]: gradiens refuses instead of PyTorch's CopySlices rebase.
+  auto refused = [](const char* op) {
+    return std::string(op) +
+           ": in-place operation on a view of a tensor that is part of an autograd graph is not supported by "
+           "gradiens; apply it to the base tensor, or clone() the view first";
+  };
+  Tensor x = leaf({3, 4});
+  Tensor y = x * 2;
+  CHECK(error_of([&] { y[0].mul_(2); }) == refused("mul_"));
+  CHECK(error_of([&] { y.t().add_(1); }) == refused("add_"));
+  CHECK(error_of([&] { y.diagonal().exp_(); }) == refused("exp_"));
+  CHECK(error_of([&] { y.view({12}).zero_(); }) == refused("fill_"));
+  CHECK(error_of([&] { y.narrow(1, 0, 2).clamp_(0, 1); }) == refused("clamp_"));
+  // A view of a leaf that requires grad.
+  CHECK(error_of([&] { x[1].add_(1); }) == refused("add_"));
+  // A view of a plain buffer receiving a value that requires grad.
+  Tensor buffer = gd::zeros({3, 4}, gd::kFloat64);
+  CHECK(error_of([&] { buffer[0].copy_(y[0]); }) == refused("copy_"));
+  // Nothing was written by the refused ops.
+  CHECK(values_of(y)[0] == 2);
+  CHECK(values_of(buffer)[0] == 0);
+  // The documented ways out: write to the base, or clone the view.
+  Tensor v = y[0].clone();
+  v.mul_(2);
+  (v.sum() + y.sum()).backward();
+  CHECK(values_of(x.grad())[0] == 6);
+  // Without grad mode, or when nothing requires grad, views take in-place writes.
+  {
+    gd::NoGradGuard no_grad;
+    y[0].mul_(2);
+  }
+  CHECK(values_of(y)[0] == 4);
+  buffer[0].add_(1);
+  CHECK(values_of(buffer)[0] == 1);
+}
