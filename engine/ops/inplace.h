@@ -13,7 +13,12 @@ namespace gradiens {
 // PyTorch. On a non-leaf it rebases history: the op is recorded out of place on
 // a clone of self (so the saved value is the one before the write), the result
 // is written into self's storage, and self's grad_fn becomes the new node.
-// An in-place op through a *view* whose base or operands require grad is
+// Recording on a clone also means `y.exp_(); y.add_(a)` works where PyTorch
+// raises the saved-version error. fill_/zero_/copy_ are recorded too (the
+// overwritten values get a zero gradient), and retain_grad follows the new value.
+// Views taken from a base before it was rebased rebuild their history on first
+// use (Note [Views of a rebased base] in engine/autograd/node.cpp).
+// An in-place op *through* a view whose base or operands require grad is
 // refused with a clear error instead of PyTorch's CopySlices rebase: write to
 // the base, or clone() the view first.
 // Returns true when the op must be recorded (grad mode on and self or an
