@@ -168,6 +168,49 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
 
+// ---- more products (engine/ops/products.cpp, engine/ops/einsum.cpp) ----
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, Scalar beta = 1, Scalar alpha = 1);
+Tensor inner(const Tensor& a, const Tensor& b);
+Tensor vdot(const Tensor& a, const Tensor& b);
+Tensor kron(const Tensor& a, const Tensor& b);
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims = 2);
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors);
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
+Tensor cartesian_prod(const std::vector<Tensor>& tensors);
+
+// ---- advanced indexing (engine/ops/advanced_indexing.cpp) ----
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+Tensor nonzero(const Tensor& x);
+// where(condition) is nonzero(condition) as one index tensor per dimension.
+std::vector<Tensor> where(const Tensor& condition);
+
+// ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor tile(const Tensor& x, IntArrayRef dims);
+Tensor flip(const Tensor& x, IntArrayRef dims);
+Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
+std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdim = false);
+Tensor median(const Tensor& x);
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor quantile(const Tensor& x, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                std::string_view interpolation = "linear");
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
 // ---- comparison of whole tensors ----
 bool equal(const Tensor& a, const Tensor& b);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);

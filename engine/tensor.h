@@ -46,19 +46,23 @@ struct Slice {
 };
 
 // An element of Tensor::index({...}): an integer, a Slice, None (new axis),
-// Ellipsis, or a bool.
+// Ellipsis, a bool, or a tensor (integer indices or a boolean mask; held by its
+// impl because Tensor is not complete here).
 class TensorIndex {
  public:
+  using Value = std::variant<int64_t, bool, Slice, NoneType, EllipsisType, std::shared_ptr<TensorImpl>>;
   template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
   TensorIndex(I v) : value_(static_cast<int64_t>(v)) {}
   TensorIndex(bool v) : value_(v) {}
   TensorIndex(Slice s) : value_(s) {}
   TensorIndex(NoneType) : value_(None) {}
   TensorIndex(EllipsisType) : value_(Ellipsis) {}
-  const std::variant<int64_t, bool, Slice, NoneType, EllipsisType>& value() const { return value_; }
+  template <class T, std::enable_if_t<std::is_same_v<T, Tensor>, int> = 0>
+  TensorIndex(const T& tensor) : value_(tensor.impl_ptr()) {}
+  const Value& value() const { return value_; }
 
  private:
-  std::variant<int64_t, bool, Slice, NoneType, EllipsisType> value_;
+  Value value_;
 };
 }  // namespace indexing
 
@@ -296,6 +300,48 @@ class Tensor {
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
   Tensor masked_fill(const Tensor& mask, Scalar value) const;
+
+  // ---- more products (engine/ops/products.cpp) ----
+  Tensor outer(const Tensor& vec2) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor kron(const Tensor& other) const;
+  Tensor cross(const Tensor& other, std::optional<int64_t> dim = std::nullopt) const;
+
+  // ---- advanced indexing (engine/ops/advanced_indexing.cpp) ----
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, Scalar value) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values, bool accumulate = false);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
+
+  // ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor quantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  std::string_view interpolation = "linear") const;
+  Tensor cumsum(int64_t dim) const;
+  Tensor cumprod(int64_t dim) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
 
   // ---- compound assignment ----
   Tensor& operator+=(const Tensor& other) { return add_(other); }

@@ -44,8 +44,9 @@ double gemm_flops(int64_t m, int64_t n, int64_t k) {
 
 // Note [Float32 GEMM backend]
 // oneDNN's matmul (brgemm kernels) runs at about 200 GFLOP/s on one core of this
-// machine's AVX-512 CPU, OpenBLAS 0.3.21's sgemm at about 105 (it has no AVX-512
-// kernels for it). oneDNN wins every shape class we measured except two, where its
+// machine's AVX-512 CPU, OpenBLAS 0.3.21's sgemm at about 105 (openblas_get_corename()
+// says "Haswell": it runs its AVX2 kernels here). oneDNN wins every shape class we
+// measured except two, where its
 // fixed cost per call (~0.35 us, against OpenBLAS's ~0.08 us) or its GEMV handling
 // loses, so the rule is: OpenBLAS below kMinOneDnnFlops or when n == 1, else oneDNN.
 // Medians, 1 thread, microseconds, oneDNN / OpenBLAS; shapes are M x K x N, i.e.

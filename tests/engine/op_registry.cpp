@@ -387,8 +387,23 @@ std::vector<OpInfo> build_table() {
 
 }  // namespace
 
+namespace {
+std::vector<OpInfo>& registered_rows() {
+  static std::vector<OpInfo> rows;
+  return rows;
+}
+}  // namespace
+
+OpRegistrar::OpRegistrar(std::vector<OpInfo> rows) {
+  for (auto& row : rows) registered_rows().push_back(std::move(row));
+}
+
 const std::vector<OpInfo>& differentiable_ops() {
-  static const std::vector<OpInfo> table = build_table();
+  static const std::vector<OpInfo> table = [] {
+    std::vector<OpInfo> all = build_table();
+    for (const auto& row : registered_rows()) all.push_back(row);
+    return all;
+  }();
   return table;
 }
 

@@ -59,8 +59,15 @@ struct OpInfo {
   autograd::GradcheckOptions options = {};
 };
 
-// Every differentiable op of the engine, one row each.
+// Every differentiable op of the engine, one row each: the table in
+// op_registry.cpp plus the rows other test files register.
 const std::vector<OpInfo>& differentiable_ops();
+
+// Adds rows to the sweep from another test file, at static initialization:
+//   static OpRegistrar products_rows({{"outer", ...}, ...});
+struct OpRegistrar {
+  explicit OpRegistrar(std::vector<OpInfo> rows);
+};
 
 // The leaves and the function for one op in one variant, or nothing when the
 // variant does not change the op's inputs (e.g. transposing 1-D inputs).

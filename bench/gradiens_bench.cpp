@@ -1,0 +1,202 @@
+// gradiens-bench: the BENCHMARKS.md workloads, each timed the way the PyTorch and
+// libtorch peers time it, printed as one JSON line per workload.
+//   gradiens-bench [--threads N] [--only a,b] [--repeat K]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/gemm_report.h"
+#include "engine/generator.h"
+#include "gradiens.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
+
+#ifndef GRADIENS_VERSION
+#define GRADIENS_VERSION "unknown"
+#endif
+
+namespace gd = gradiens;
+
+namespace {
+
+struct Timing {
+  double median_ms, min_ms, max_ms;
+};
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// The peers' protocol: `warmup` untimed calls, then `repeat` timed ones; the median
+// is the upper middle of the sorted times, as the libtorch peer takes it.
+Timing time_calls(const std::function<void()>& fn, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+void print_line(const std::string& workload, int threads, const Timing& t, const std::string& what,
+                const std::string& extra = "") {
+  std::printf(
+      "{\"workload\": \"%s\", \"impl\": \"gradiens %s\", \"threads\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
+      "\"max_ms\": %.3f, \"what\": \"%s\"%s, \"peak_rss_mb\": %.1f}\n",
+      workload.c_str(), GRADIENS_VERSION, threads, t.median_ms, t.min_ms, t.max_ms, what.c_str(), extra.c_str(),
+      peak_rss_mb());
+  std::fflush(stdout);
+}
+
+struct Options {
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int repeat = 0;  // 0: each workload's own count
+};
+
+// 5000 x (x = x * 1.0001 + 0.0001) on one float64 element that requires grad, then
+// backward: the per-op cost of recording and replaying the tape.
+void op_overhead_5000(const Options& options) {
+  gd::Tensor x0 = gd::ones({1}, gd::kFloat64).requires_grad_();
+  Timing t = time_calls(
+      [&] {
+        gd::Tensor x = x0;
+        for (int i = 0; i < 5000; ++i) x = x * 1.0001 + 0.0001;
+        x.sum().backward();
+      },
+      2, options.repeat > 0 ? options.repeat : 10);
+  print_line("op_overhead_5000", options.threads, t, "5000 x (mul, add) + backward");
+}
+
+// C = A B through the op layer (gd::mm on fresh operands, output allocated per call),
+// so the figure includes what a model pays on top of the kernel. One sample is as
+// many calls as fit in ~20 ms; times are per call.
+void gemm_through_mm(const Options& options, gd::ScalarType dtype, int64_t m, int64_t k, int64_t n,
+                     const std::string& what) {
+  gd::manual_seed(0);
+  gd::Tensor a = gd::randn({m, k}, gd::TensorOptions().dtype(dtype));
+  gd::Tensor b = gd::randn({k, n}, gd::TensorOptions().dtype(dtype));
+  auto call = [&] { gd::Tensor c = gd::mm(a, b); };
+  call();
+  auto start = std::chrono::steady_clock::now();
+  call();
+  double one_call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int calls = std::clamp(static_cast<int>(0.02 / std::max(one_call_s, 1e-9)), 1, 100000);
+  Timing sample = time_calls(
+      [&] {
+        for (int i = 0; i < calls; ++i) call();
+      },
+      0, options.repeat > 0 ? options.repeat : 9);
+  Timing per_call{sample.median_ms / calls, sample.min_ms / calls, sample.max_ms / calls};
+  double gflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) /
+                  (per_call.median_ms * 1e-3) * 1e-9;
+  std::string name = std::string("gemm_") + (dtype == gd::kFloat32 ? "f32_" : "f64_") + std::to_string(m) + "x" +
+                     std::to_string(k) + "x" + std::to_string(n);
+  char extra[160];
+  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f, \"backend\": \"%s\", \"gemm_threads_used\": %d", gflops,
+                gd::kernels::cpu::gemm_backend_name(dtype == gd::kFloat32, m, n, k),
+                gd::kernels::cpu::gemm_threads_for(dtype == gd::kFloat32, m, n, k));
+  print_line(name, options.threads, per_call, what, extra);
+}
+
+void gemm(const Options& options) {
+  gemm_through_mm(options, gd::kFloat32, 1024, 1024, 1024, "gd::mm, large square");
+  gemm_through_mm(options, gd::kFloat64, 1024, 1024, 1024, "gd::mm, large square");
+  gemm_through_mm(options, gd::kFloat64, 10000, 20, 20, "gd::mm, PINN hidden layer, N_f=10000");
+  gemm_through_mm(options, gd::kFloat32, 10000, 20, 20, "gd::mm, PINN hidden layer, N_f=10000");
+}
+
+struct Workload {
+  const char* name;
+  std::function<void(const Options&)> run;
+};
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> all = {
+      {"op_overhead_5000", op_overhead_5000},
+      {"gemm", gemm},
+      // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
+      {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
+  };
+  return all;
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) parts.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "gradiens-bench: %s\nusage: gradiens-bench [--threads N] [--only a,b] [--repeat K]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+int parse_positive(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  long parsed = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || parsed < 1 || parsed > 1000000)
+    usage_error(flag + " expects a positive integer, got '" + value + "'");
+  return static_cast<int>(parsed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: gradiens-bench [--threads N] [--only a,b] [--repeat K]\nworkloads:");
+      for (const Workload& w : workloads()) std::printf(" %s", w.name);
+      std::printf("\n");
+      return 0;
+    }
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (arg == "--threads" || arg == "--only" || arg == "--repeat") {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      value = argv[++i];
+    }
+    if (arg == "--threads") options.threads = parse_positive(arg, value);
+    else if (arg == "--repeat") options.repeat = parse_positive(arg, value);
+    else if (arg == "--only") only = split_commas(value);
+    else usage_error("unknown argument '" + arg + "'");
+  }
+  for (const std::string& name : only) {
+    bool known = std::any_of(workloads().begin(), workloads().end(),
+                             [&](const Workload& w) { return name == w.name; });
+    if (!known) usage_error("unknown workload '" + name + "' (see --help)");
+  }
+
+  // Both thread settings: the elementwise/reduction loops and the GEMMs.
+  gd::kernels::cpu::set_num_threads(options.threads);
+  gd::kernels::cpu::set_gemm_threads(options.threads);
+
+  for (const Workload& w : workloads()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), w.name) == only.end()) continue;
+    w.run(options);
+  }
+  return 0;
+}
