@@ -1,6 +1,7 @@
 // Views and shape ops: view/reshape/flatten/squeeze/unsqueeze, transpose and
 // permute, expand, the strided views (narrow, select, slice, diagonal, unfold,
-// as_strided) with one shared backward, index({...}), chunk/split/unbind, cat
+// as_strided) with one shared backward, index({...}) (its basic part; tensor
+// indices go to advanced_indexing.cpp), chunk/split/unbind, cat
 // and stack. A view shares its input's storage and version counter.
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/advanced_indexing.h"
 #include "engine/ops/elementwise.h"
 
 namespace gradiens {
@@ -569,8 +571,13 @@ Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const
   return index(std::vector<indexing::TensorIndex>(indices));
 }
 
-Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexing::TensorIndex>& indices) {
   using namespace indexing;
+  auto as_tensor = [](const TensorIndex& idx) -> Tensor {
+    auto* impl = std::get_if<std::shared_ptr<TensorImpl>>(&idx.value());
+    return impl ? Tensor(*impl) : Tensor();
+  };
+  auto is_mask = [](const Tensor& t) { return t.dtype() == kBool || t.dtype() == kUInt8; };
   int64_t consumed = 0;  // dims of self the indices address
   bool has_ellipsis = false;
   for (const auto& idx : indices) {
@@ -580,31 +587,63 @@ Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
       has_ellipsis = true;
     } else if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) {
       ++consumed;
+    } else if (Tensor t = as_tensor(idx); t.defined()) {
+      GD_CHECK(is_integral(t.dtype(), /*include_bool=*/true),
+               "tensors used as indices must be long, int, byte or bool tensors");
+      consumed += is_mask(t) ? t.dim() : 1;
     }
   }
-  GD_CHECK(consumed <= dim(), fmt::format("too many indices for tensor of dimension {}", dim()));
-  Tensor out = *this;
-  int64_t d = 0;  // current dim of `out`
+  GD_CHECK(consumed <= self.dim(), fmt::format("too many indices for tensor of dimension {}", self.dim()));
+  BasicIndexing out{self, {}};
+  Tensor& view = out.view;
+  int64_t d = 0;  // current dim of `view`
   for (const auto& idx : indices) {
     const auto& v = idx.value();
     if (auto* i = std::get_if<int64_t>(&v)) {
-      out = out.select(d, *i);
+      view = view.select(d, *i);
     } else if (auto* s = std::get_if<Slice>(&v)) {
-      out = out.slice(d, s->start, s->stop, s->step);
+      view = view.slice(d, s->start, s->stop, s->step);
       ++d;
     } else if (std::holds_alternative<NoneType>(v)) {
-      out = out.unsqueeze(d);
+      view = view.unsqueeze(d);
       ++d;
     } else if (std::holds_alternative<EllipsisType>(v)) {
-      d += dim() - consumed;
+      d += self.dim() - consumed;
     } else if (auto* b = std::get_if<bool>(&v)) {
-      // x[True] adds a dim of size 1; x[False] one of size 0.
-      out = out.unsqueeze(d);
-      if (!*b) out = out.narrow(d, 0, 0);
+      // x[True] adds a dim indexed by [0], x[False] one indexed by [] (an advanced index).
+      view = view.unsqueeze(d);
+      out.tensors.push_back({d, full({1}, *b, TensorOptions().dtype(kBool).device(self.device()))});
       ++d;
+    } else {
+      // A 0-dim integer tensor acts as an integer, a 0-dim mask as a bool (libtorch's rules).
+      Tensor t = as_tensor(idx);
+      if (t.dim() == 0 && is_mask(t)) {
+        view = view.unsqueeze(d);
+        out.tensors.push_back({d, t.reshape({1})});
+        ++d;
+      } else if (t.dim() == 0) {
+        view = view.select(d, t.item<int64_t>());
+      } else {
+        out.tensors.push_back({d, t});
+        d += is_mask(t) ? t.dim() : 1;
+      }
     }
   }
   return out;
+}
+
+// A view unless the list holds an advanced index: a bool, or a tensor other than a 0-dim integer one.
+Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+  for (const auto& idx : indices) {
+    const auto& v = idx.value();
+    if (std::holds_alternative<bool>(v)) return index_with_tensors(*this, indices);
+    if (auto* impl = std::get_if<std::shared_ptr<TensorImpl>>(&v)) {
+      Tensor t(*impl);
+      if (!t.defined() || t.dim() != 0 || t.dtype() == kBool || t.dtype() == kUInt8)
+        return index_with_tensors(*this, indices);
+    }
+  }
+  return apply_basic_indexing(*this, indices).view;
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) { return apply<Cat>(tensors, dim); }

@@ -1,0 +1,687 @@
+// Advanced indexing: index({...}) with integer tensors and boolean masks,
+// index_put_, masked_select/masked_fill_, scatter, index_select/index_add, and
+// nonzero/where(condition). Semantics and messages follow PyTorch (NumPy's rules).
+//
+// Note [Advanced indexing layout]
+// After the basic part of an index list is applied as views (apply_basic_indexing
+// in shape.cpp), each indexed dim of the view has an int64 index tensor (a mask
+// becomes its nonzero() columns), all broadcast to one shape B. The result has
+// the view's other dims plus B: in place of the indexed dims when those are
+// adjacent, else first (x[i, :, j] puts B in front). Every index op here walks
+// the result shape with three operands: the view's data with stride 0 on B's
+// dims, the element offsets sum_k index_k * stride_k (stride 0 off B's dims), and
+// the output or values. Backward formulas are index ops themselves, so every
+// derivative order stays differentiable:
+//   index      <- index_put_(accumulate) into zeros      index_select <-> index_add
+//   scatter    <- scatter(0) for self, gather for src   masked_select = index with a mask
+#include <fmt/format.h>
+
+#include <atomic>
+#include <limits>
+#include <string>
+
+#include "engine/autograd/function.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+#include "engine/ops/advanced_indexing.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
+
+namespace gradiens {
+
+namespace {
+
+using indexing::TensorIndex;
+using kernels::cpu::ElementwiseIterator;
+using kernels::cpu::Operand;
+
+constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that keeps a loop on one thread
+
+// "Long", "Float", ... as c10 prints a ScalarType.
+std::string c10_type_name(ScalarType t) {
+  std::string name(legacy_tensor_type_name(t));
+  return name.substr(0, name.size() - std::string_view("Tensor").size());
+}
+
+// PyTorch treats a 0-dim tensor as a 1-element 1-dim one in the dim-wise ops.
+struct Layout {
+  DimVector sizes, strides;
+};
+Layout nonempty_layout(const Tensor& t) {
+  if (t.dim() == 0) return {{1}, {1}};
+  return {t.sizes().dims(), t.strides().dims()};
+}
+
+// Remembers the first out-of-range index a (possibly parallel) loop meets, so
+// the error is thrown after the loop rather than from inside a thread team.
+class BadIndex {
+ public:
+  void record(int64_t value) {
+    bool expected = false;
+    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
+  }
+  void throw_if_seen(int64_t dim, int64_t size) const {
+    GD_CHECK(!seen_.load(), fmt::format("index {} is out of bounds for dimension {} with size {}", value_, dim, size));
+  }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
+
+// Walks an iterator over (target, int64 index, other) and calls
+// body(target, k, other) for each index k in [0, size); others are recorded in `bad`.
+template <class Body>
+void for_each_index(const ElementwiseIterator& iter, int64_t size, BadIndex& bad, int64_t grain, Body body) {
+  iter.for_each(
+      [&](char** p, const int64_t* st, int64_t n) {
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+          if (k < 0 || k >= size) {
+            bad.record(k);
+            continue;
+          }
+          body(p[0] + j * st[0], k, p[2] + j * st[2]);
+        }
+      },
+      grain);
+}
+
+Tensor copy_of(const Tensor& t) {
+  Tensor out = empty(t.sizes(), t.options());
+  copy_data(out, t);
+  return out;
+}
+
+// Zero-pads `t` at the end of each dim up to `sizes` (differentiably, through cat).
+Tensor pad_to(Tensor t, IntArrayRef sizes) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t missing = sizes[d] - t.sizes()[d];
+    if (missing <= 0) continue;
+    DimVector zero_shape = t.sizes().dims();
+    zero_shape[d] = missing;
+    t = cat({t, zeros(zero_shape, t.options())}, d);
+  }
+  return t;
+}
+
+// ---- index lists kept for backward ----
+
+// A node's Ctx has no slot for an index list, so it is flattened into ctx.ints
+// (a tag, then its numbers) and the saved tensors (version-checked, as PyTorch
+// checks its saved indices).
+enum IndexTag : int64_t { kTagInt, kTagBool, kTagSlice, kTagNone, kTagEllipsis, kTagTensor };
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::min();
+
+void save_indices(Ctx& ctx, const std::vector<TensorIndex>& indices) {
+  ctx.ints.clear();
+  for (const auto& idx : indices) {
+    const auto& v = idx.value();
+    if (auto* i = std::get_if<int64_t>(&v)) {
+      ctx.ints.push_back(kTagInt);
+      ctx.ints.push_back(*i);
+    } else if (auto* b = std::get_if<bool>(&v)) {
+      ctx.ints.push_back(kTagBool);
+      ctx.ints.push_back(*b);
+    } else if (auto* s = std::get_if<indexing::Slice>(&v)) {
+      ctx.ints.push_back(kTagSlice);
+      ctx.ints.push_back(s->start.value_or(kNoBound));
+      ctx.ints.push_back(s->stop.value_or(kNoBound));
+      ctx.ints.push_back(s->step);
+    } else if (std::holds_alternative<indexing::NoneType>(v)) {
+      ctx.ints.push_back(kTagNone);
+    } else if (std::holds_alternative<indexing::EllipsisType>(v)) {
+      ctx.ints.push_back(kTagEllipsis);
+    } else {
+      ctx.ints.push_back(kTagTensor);
+      ctx.save_for_backward(Tensor(std::get<std::shared_ptr<TensorImpl>>(v)));
+    }
+  }
+}
+
+std::vector<TensorIndex> saved_indices(const Ctx& ctx) {
+  std::vector<TensorIndex> out;
+  size_t tensor = 0;
+  auto bound = [](int64_t v) { return v == kNoBound ? indexing::SliceBound(indexing::None) : indexing::SliceBound(v); };
+  for (size_t i = 0; i < ctx.ints.size();) {
+    switch (ctx.ints[i++]) {
+      case kTagInt: out.emplace_back(ctx.ints[i++]); break;
+      case kTagBool: out.emplace_back(ctx.ints[i++] != 0); break;
+      case kTagSlice:
+        out.emplace_back(indexing::Slice(bound(ctx.ints[i]), bound(ctx.ints[i + 1]), ctx.ints[i + 2]));
+        i += 3;
+        break;
+      case kTagNone: out.emplace_back(indexing::None); break;
+      case kTagEllipsis: out.emplace_back(indexing::Ellipsis); break;
+      default: out.emplace_back(ctx.saved(tensor++)); break;
+    }
+  }
+  return out;
+}
+
+// ---- the plan of Note [Advanced indexing layout] ----
+
+struct IndexPlan {
+  Tensor view;              // self with the basic indices applied
+  DimVector result_shape;
+  DimVector view_strides;   // the view's strides over result_shape, 0 on B's dims
+  Tensor offsets;           // int64 of shape B: element offsets into the view
+  DimVector offset_strides; // over result_shape, 0 off B's dims
+};
+
+// Broadcast shape of the index tensors, or PyTorch's error listing them all.
+DimVector broadcast_indices(const std::vector<Tensor>& per_dim) {
+  DimVector shape;
+  bool ok = true;
+  for (const Tensor& t : per_dim) {
+    if (!t.defined()) continue;
+    IntArrayRef s = t.sizes();
+    DimVector merged(std::max(shape.size(), s.size()), 1);
+    for (size_t i = 0; i < merged.size(); ++i) {
+      int64_t a = i < merged.size() - shape.size() ? 1 : shape[i - (merged.size() - shape.size())];
+      int64_t b = i < merged.size() - s.size() ? 1 : s[i - (merged.size() - s.size())];
+      if (a != b && a != 1 && b != 1) ok = false;
+      merged[i] = a == 1 ? b : a;
+    }
+    shape = merged;
+  }
+  if (!ok) {
+    std::string shapes;
+    for (const Tensor& t : per_dim)
+      if (t.defined()) shapes += (shapes.empty() ? "" : ", ") + shape_to_string(t.sizes());
+    throw Error("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
+  }
+  return shape;
+}
+
+IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices) {
+  NoGradGuard no_grad;
+  BasicIndexing basic = apply_basic_indexing(self, indices);
+  IndexPlan plan;
+  plan.view = basic.view;
+  const Tensor& view = plan.view;
+  const int64_t ndim = view.dim();
+  std::vector<Tensor> per_dim(static_cast<size_t>(ndim));
+  for (auto& [d, t] : basic.tensors) {
+    check_same_device(view, t, "index");
+    if (t.dtype() == kBool || t.dtype() == kUInt8) {
+      // A mask is its nonzero() positions, one index tensor per dim it covers.
+      Tensor mask = t.dtype() == kBool ? t : t.ne(0);
+      for (int64_t j = 0; j < mask.dim(); ++j)
+        GD_CHECK(mask.sizes()[j] == view.sizes()[d + j],
+                 fmt::format("The shape of the mask {} at index {} does not match the shape of the indexed tensor {} "
+                             "at index {}",
+                             shape_to_string(mask.sizes()), j, shape_to_string(view.sizes()), d + j));
+      Tensor nz = nonzero(mask);
+      for (int64_t j = 0; j < mask.dim(); ++j) per_dim[d + j] = nz.select(1, j);
+    } else {
+      per_dim[d] = t.dtype() == kInt64 ? t : t.to(kInt64);
+    }
+  }
+  DimVector b = broadcast_indices(per_dim);
+  DimVector b_strides = contiguous_strides(b);
+
+  int64_t first = -1, last = -1, count = 0;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (per_dim[d].defined()) {
+      if (first < 0) first = d;
+      last = d;
+      ++count;
+    }
+  const bool adjacent = count > 0 && last - first + 1 == count;
+  auto push_b = [&] {
+    for (size_t i = 0; i < b.size(); ++i) {
+      plan.result_shape.push_back(b[i]);
+      plan.view_strides.push_back(0);
+      plan.offset_strides.push_back(b_strides[i]);
+    }
+  };
+  auto push_view_dim = [&](int64_t d) {
+    plan.result_shape.push_back(view.sizes()[d]);
+    plan.view_strides.push_back(view.strides()[d]);
+    plan.offset_strides.push_back(0);
+  };
+  if (!adjacent) push_b();
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!per_dim[d].defined()) push_view_dim(d);
+    else if (adjacent && d == first) push_b();
+  }
+
+  plan.offsets = zeros(b, TensorOptions().dtype(kInt64).device(view.device()));
+  int64_t indexer = 0;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const Tensor& idx = per_dim[d];
+    if (!idx.defined()) continue;
+    const int64_t size = view.sizes()[d], stride = view.strides()[d];
+    DimVector idx_strides = broadcast_strides(idx, b);
+    ElementwiseIterator iter(b, {Operand{plan.offsets.data_ptr(), 8, b_strides}, Operand{idx.data_ptr(), 8, idx_strides}});
+    BadIndex bad;
+    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+        if (k < -size || k >= size) {
+          bad.record(k);
+          continue;
+        }
+        *reinterpret_cast<int64_t*>(p[0] + j * st[0]) += (k < 0 ? k + size : k) * stride;
+      }
+    });
+    // PyTorch numbers the dimension by the index tensor's position among the
+    // index tensors (x[:, i] with i out of range names "dimension 0").
+    bad.throw_if_seen(indexer++, size);
+  }
+  return plan;
+}
+
+// out = view[indices], laid out contiguously over the plan's result shape.
+Tensor index_kernel(const IndexPlan& plan) {
+  Tensor out = empty(plan.result_shape, plan.view.options());
+  const int64_t esize = static_cast<int64_t>(out.element_size());
+  DimVector out_strides = contiguous_strides(plan.result_shape);
+  ElementwiseIterator iter(plan.result_shape, {Operand{out.data_ptr(), esize, out_strides},
+                                               Operand{plan.view.data_ptr(), esize, plan.view_strides},
+                                               Operand{plan.offsets.data_ptr(), 8, plan.offset_strides}});
+  dispatch_all(out.dtype(), "index", [&]<class T>() {
+    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t off = *reinterpret_cast<const int64_t*>(p[2] + j * st[2]);
+        *reinterpret_cast<T*>(p[0] + j * st[0]) = reinterpret_cast<const T*>(p[1] + j * st[1])[off];
+      }
+    });
+  });
+  return out;
+}
+
+void check_put_values(const Tensor& target, const Tensor& values) {
+  GD_CHECK(values.dtype() == target.dtype(),
+           fmt::format("Index put requires the source and destination dtypes match, got {} for the destination and {} "
+                       "for the source.",
+                       c10_type_name(target.dtype()), c10_type_name(values.dtype())));
+  check_same_device(target, values, "index_put_");
+}
+
+// target[indices] = values (or += with accumulate), written into target's storage.
+// Serial: duplicate indices name the same element (the last write wins, or they sum).
+void index_put_kernel(const Tensor& target, const std::vector<TensorIndex>& indices, const Tensor& values_in,
+                      bool accumulate) {
+  IndexPlan plan = plan_index(target, indices);
+  IntArrayRef r = plan.result_shape;
+  bool fits = values_in.dim() <= static_cast<int64_t>(r.size());
+  for (int64_t i = 1; fits && i <= values_in.dim(); ++i) {
+    int64_t v = values_in.sizes()[values_in.dim() - i];
+    fits = v == 1 || v == r[r.size() - i];
+  }
+  GD_CHECK(fits, fmt::format("shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+                             shape_to_string(values_in.sizes()), shape_to_string(r)));
+  // Values read from the memory being written would see earlier writes.
+  Tensor values = values_in.storage() == target.storage() ? copy_of(values_in) : values_in;
+  const int64_t esize = static_cast<int64_t>(target.element_size());
+  DimVector value_strides = broadcast_strides(values, r);
+  ElementwiseIterator iter(r, {Operand{plan.view.data_ptr(), esize, plan.view_strides},
+                               Operand{values.data_ptr(), esize, value_strides},
+                               Operand{plan.offsets.data_ptr(), 8, plan.offset_strides}});
+  dispatch_all(target.dtype(), "index_put_", [&]<class T>() {
+    iter.for_each(
+        [&](char** p, const int64_t* st, int64_t n) {
+          for (int64_t j = 0; j < n; ++j) {
+            T& slot = reinterpret_cast<T*>(p[0] + j * st[0])[*reinterpret_cast<const int64_t*>(p[2] + j * st[2])];
+            T v = *reinterpret_cast<const T*>(p[1] + j * st[1]);
+            slot = accumulate ? static_cast<T>(slot + v) : v;
+          }
+        },
+        kSerial);
+  });
+}
+
+// ---- the ops ----
+
+// self.index(indices) with tensor indices: gather through the plan.
+struct Index {
+  static constexpr std::string_view name = "IndexBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, const std::vector<TensorIndex>& indices) {
+    Tensor out = index_kernel(plan_index(self, indices));
+    ctx.shape = self.sizes().dims();
+    save_indices(ctx, indices);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g);
+};
+
+// A copy of self with self[indices] = values (or += values with accumulate).
+struct IndexPut {
+  static constexpr std::string_view name = "IndexPutBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& values,
+                        bool accumulate) {
+    check_put_values(self, values);
+    Tensor out = copy_of(self);
+    index_put_kernel(out, indices, values, accumulate);
+    ctx.scalar = Scalar(accumulate);
+    save_indices(ctx, indices);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    std::vector<TensorIndex> indices = saved_indices(ctx);
+    Tensor g_self, g_values;
+    if (ctx.needs_input_grad(0))
+      g_self = ctx.scalar.to<bool>() ? g : apply<IndexPut>(g, indices, scalar_to_tensor(0, g.dtype()), false);
+    // At the indexing result's shape; the engine sums it back to a broadcast values' shape.
+    if (ctx.needs_input_grad(1)) g_values = apply<Index>(g, indices);
+    return {g_self, g_values};
+  }
+};
+
+GradList Index::backward(Ctx& ctx, const Tensor& g) {
+  return {apply<IndexPut>(zeros(ctx.shape, g.options()), saved_indices(ctx), g, true)};
+}
+
+// ---- scatter ----
+
+void check_scatter_index(const Tensor& self, const Tensor& index) {
+  GD_CHECK(index.dtype() == kInt64, "scatter(): Expected dtype int64 for index");
+  check_same_device(self, index, "scatter");
+  GD_CHECK(nonempty_layout(self).sizes.size() == nonempty_layout(index).sizes.size(),
+           "Index tensor must have the same number of dimensions as self tensor");
+}
+
+// The shape rules of PyTorch's scatter: index no larger than self apart from
+// `dim`, and (with a src tensor) no larger than src.
+void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
+  if (index.numel() == 0) return;
+  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  bool wrong = false;
+  for (size_t d = 0; d < s.sizes.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && i.sizes[d] > s.sizes[d]) wrong = true;
+  if (!src) {
+    GD_CHECK(!wrong, fmt::format("Expected index {} to be smaller than self {} apart from dimension {}",
+                                 shape_to_string(index.sizes()), shape_to_string(self.sizes()), dim));
+    return;
+  }
+  Layout r = nonempty_layout(*src);
+  for (size_t d = 0; d < i.sizes.size() && d < r.sizes.size(); ++d)
+    if (i.sizes[d] > r.sizes[d]) wrong = true;
+  GD_CHECK(!wrong, fmt::format("Expected index {} to be smaller than self {} apart from dimension {} and to be smaller "
+                               "size than src {}",
+                               shape_to_string(index.sizes()), shape_to_string(self.sizes()), dim,
+                               shape_to_string(src->sizes())));
+  GD_CHECK(r.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as src tensor");
+}
+
+// out = self; out[...][index[...][i][...]][...] = src[...][i][...] along dim, over
+// index's shape (src a 0-dim tensor for the value form). Serial: with repeated
+// indices the last write wins, deterministically.
+Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = copy_of(self);
+  if (index.numel() == 0) return out;
+  Layout o = nonempty_layout(out), i = nonempty_layout(index);
+  DimVector out_strides = o.strides;
+  out_strides[dim] = 0;
+  DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
+  const int64_t esize = static_cast<int64_t>(self.element_size());
+  const int64_t dim_stride = o.strides[dim];
+  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
+                                     Operand{src.data_ptr(), esize, src_strides}});
+  BadIndex bad;
+  dispatch_all(self.dtype(), "scatter", [&]<class T>() {
+    for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* value) {
+      reinterpret_cast<T*>(row)[k * dim_stride] = *reinterpret_cast<const T*>(value);
+    });
+  });
+  bad.throw_if_seen(dim, o.sizes[dim]);
+  return out;
+}
+
+struct Scatter {
+  static constexpr std::string_view name = "ScatterBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+    check_scatter_index(self, index);
+    GD_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+    check_same_device(self, src, "scatter");
+    check_scatter_shapes(self, dim, index, &src);
+    ctx.save_for_backward(index);
+    ctx.shape = src.sizes().dims();
+    ctx.ints = {dim};
+    return scatter_kernel(self, dim, index, src);
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    const int64_t dim = ctx.ints[0];
+    Tensor g_self, g_src;
+    if (ctx.needs_input_grad(0)) g_self = g.scatter(dim, index, 0);
+    // src may be larger than index; the elements index does not reach get zero.
+    if (ctx.needs_input_grad(2)) g_src = pad_to(g.gather(dim, index), ctx.shape);
+    return {g_self, Tensor(), g_src};
+  }
+};
+
+struct ScatterValue {
+  static constexpr std::string_view name = "ScatterBackward1";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, Scalar value) {
+    check_scatter_index(self, index);
+    check_scatter_shapes(self, dim, index, nullptr);
+    ctx.save_for_backward(index);
+    ctx.ints = {dim};
+    return scatter_kernel(self, dim, index, scalar_to_tensor(value, self.dtype()));
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    return {g.scatter(ctx.ints[0], index, 0), Tensor()};
+  }
+};
+
+// ---- index_select and index_add: each the other's backward ----
+
+// The index as int64 and its strides over `rank` dims: its own along `dim`, 0 elsewhere.
+struct DimIndex {
+  Tensor index;
+  DimVector strides;
+};
+DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
+  DimIndex out{index.dtype() == kInt64 ? index : index.to(kInt64), DimVector(rank, 0)};
+  out.strides[dim] = out.index.dim() == 0 ? 0 : out.index.strides()[0];
+  return out;
+}
+
+struct IndexSelect {
+  static constexpr std::string_view name = "IndexSelectBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index) {
+    GD_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+    GD_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
+             "index_select(): Expected dtype int32 or int64 for index");
+    check_same_device(self, index, "index_select");
+    GD_CHECK(self.dim() > 0 || index.numel() == 1,
+             fmt::format("index_select(): Index to scalar can have only 1 value, got {} value(s)", index.numel()));
+    ctx.save_for_backward(index);
+    ctx.shape = self.sizes().dims();
+    ctx.ints = {dim};
+
+    Layout s = nonempty_layout(self);
+    DimVector shape = s.sizes;
+    shape[dim] = index.numel();
+    Tensor out = empty(self.dim() == 0 ? IntArrayRef() : IntArrayRef(shape), self.options());
+    if (out.numel() == 0) return out;
+    DimVector self_strides = s.strides;
+    self_strides[dim] = 0;
+    DimIndex idx = dim_index(index, dim, shape.size());
+    const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = s.strides[dim];
+    ElementwiseIterator iter(shape, {Operand{self.data_ptr(), esize, self_strides}, Operand{idx.index.data_ptr(), 8, idx.strides},
+                                     Operand{out.data_ptr(), esize, contiguous_strides(shape)}});
+    BadIndex bad;
+    dispatch_all(self.dtype(), "index_select", [&]<class T>() {
+      for_each_index(iter, s.sizes[dim], bad, kernels::cpu::kElementwiseGrainSize, [&](char* row, int64_t k, char* dst) {
+        *reinterpret_cast<T*>(dst) = reinterpret_cast<const T*>(row)[k * dim_stride];
+      });
+    });
+    bad.throw_if_seen(dim, s.sizes[dim]);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    return {index_add(zeros(ctx.shape, g.options()), ctx.ints[0], index, g), Tensor()};
+  }
+};
+
+struct IndexAdd {
+  static constexpr std::string_view name = "IndexAddBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                        Scalar alpha) {
+    GD_CHECK(index.dim() <= 1, fmt::format("index_add_(): Index is supposed to be a vector, but got dim: {} with type: "
+                                           "{} and size: {}",
+                                           index.dim(), c10_type_name(index.dtype()), shape_to_string(index.sizes())));
+    GD_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
+             "index_add_(): Expected dtype int32/int64 for index but got: " + c10_type_name(index.dtype()));
+    GD_CHECK(self.dtype() == source.dtype(),
+             fmt::format("index_add_(): self ({}) and source ({}) must have the same scalar type",
+                         c10_type_name(self.dtype()), c10_type_name(source.dtype())));
+    check_same_device(self, index, "index_add_");
+    check_same_device(self, source, "index_add_");
+    Layout s = nonempty_layout(self), r = nonempty_layout(source);
+    const int64_t source_dim_size = static_cast<size_t>(dim) < r.sizes.size() ? r.sizes[dim] : 1;
+    GD_CHECK(index.numel() == source_dim_size,
+             fmt::format("index_add_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}",
+                         index.numel(), source_dim_size, dim));
+    bool same = s.sizes.size() == r.sizes.size();
+    for (size_t d = 0; same && d < s.sizes.size(); ++d) same = static_cast<int64_t>(d) == dim || s.sizes[d] == r.sizes[d];
+    GD_CHECK(same, fmt::format("index_add_(): self {} and source {} must have the same size in every dimension except "
+                               "dimension {}",
+                               shape_to_string(self.sizes()), shape_to_string(source.sizes()), dim));
+    ctx.save_for_backward(index);
+    ctx.ints = {dim};
+    ctx.scalar = alpha;
+
+    Tensor out = copy_of(self);
+    if (source.numel() == 0) return out;
+    Layout o = nonempty_layout(out);
+    DimVector out_strides = o.strides;
+    out_strides[dim] = 0;
+    DimIndex idx = dim_index(index, dim, r.sizes.size());
+    const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = o.strides[dim];
+    ElementwiseIterator iter(r.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{idx.index.data_ptr(), 8, idx.strides},
+                                       Operand{source.data_ptr(), esize, r.strides}});
+    BadIndex bad;
+    dispatch_numeric(self.dtype(), "index_add_", [&]<class T>() {
+      const T a = alpha.to<T>();
+      // Serial: repeated indices add into the same row.
+      for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* src) {
+        T& slot = reinterpret_cast<T*>(row)[k * dim_stride];
+        slot = static_cast<T>(slot + a * *reinterpret_cast<const T*>(src));
+      });
+    });
+    bad.throw_if_seen(dim, o.sizes[dim]);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    Tensor g_source;
+    if (ctx.needs_input_grad(2)) {
+      g_source = g.index_select(ctx.ints[0], index);
+      bool unit = ctx.scalar.is_floating_point() ? ctx.scalar.to_double() == 1.0 : ctx.scalar.to_long() == 1;
+      if (!unit) g_source = g_source * ctx.scalar;
+    }
+    return {g, Tensor(), g_source};
+  }
+};
+
+}  // namespace
+
+// ---- public functions ----
+
+Tensor index_with_tensors(const Tensor& self, const std::vector<TensorIndex>& indices) {
+  return apply<Index>(self, indices);
+}
+
+Tensor nonzero(const Tensor& x) {
+  NoGradGuard no_grad;
+  Tensor c = x.contiguous();
+  const int64_t n = c.numel(), ndim = c.dim();
+  int64_t count = 0;
+  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
+    const T* p = c.data_ptr<T>();
+    for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
+  });
+  Tensor out = empty({count, ndim}, TensorOptions().dtype(kInt64).device(x.device()));
+  if (count == 0 || ndim == 0) return out;
+  int64_t* dst = out.data_ptr<int64_t>();
+  IntArrayRef sizes = c.sizes();
+  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
+    const T* p = c.data_ptr<T>();
+    DimVector pos(static_cast<size_t>(ndim), 0);  // the multi-index of element i
+    for (int64_t i = 0; i < n; ++i) {
+      if (p[i] != T(0))
+        for (int64_t d = 0; d < ndim; ++d) *dst++ = pos[d];
+      for (int64_t d = ndim - 1; d >= 0; --d) {
+        if (++pos[d] < sizes[d]) break;
+        pos[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<Tensor> where(const Tensor& condition) {
+  // A 0-dim condition counts as one element, as in torch.where.
+  return nonzero(condition.dim() == 0 ? condition.reshape({1}) : condition).unbind(1);
+}
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  return apply<Scatter>(x, wrap_dim(dim, x.dim(), "scatter"), index, src);
+}
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, Scalar value) {
+  return apply<ScatterValue>(x, wrap_dim(dim, x.dim(), "scatter"), index, value);
+}
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  return apply<IndexSelect>(x, wrap_dim(dim, x.dim(), "index_select"), index);
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
+  return apply<IndexAdd>(x, wrap_dim(dim, x.dim(), "index_add"), index, source, alpha);
+}
+
+// x and mask broadcast together, indexed by the mask: the backward puts the
+// gradient back at the mask's positions of a zero tensor.
+Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  GD_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask");
+  DimVector shape = broadcast_shapes(x.sizes(), mask.sizes());
+  Tensor xb = x.sizes() == IntArrayRef(shape) ? x : x.expand(shape);
+  Tensor mb = mask.sizes() == IntArrayRef(shape) ? mask : mask.expand(shape);
+  return index_with_tensors(xb, {TensorIndex(mb)});
+}
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return gradiens::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, Scalar value) const {
+  return gradiens::scatter(*this, dim, index, value);
+}
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return gradiens::index_select(*this, dim, index); }
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) const {
+  return gradiens::index_add(*this, dim, index, source, alpha);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const { return gradiens::masked_select(*this, mask); }
+Tensor Tensor::nonzero() const { return gradiens::nonzero(*this); }
+
+// ---- in place (Note [In-place ops and autograd]) ----
+
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
+  if (check_inplace(*this, {values}, "index_put_"))
+    return commit_inplace(*this, apply<IndexPut>(*this, indices, values, accumulate), true);
+  check_put_values(*this, values);
+  check_no_internal_overlap(*this);
+  index_put_kernel(*this, indices, values, accumulate);
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, Scalar value) {
+  return index_put_(indices, scalar_to_tensor(value, dtype()), false);
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
+  bool record = check_inplace(*this, {}, "masked_fill_");
+  Tensor result = gradiens::masked_fill(record ? clone() : *this, mask, value);
+  check_inplace_output(*this, result.sizes(), result.dtype(), "masked_fill_");
+  return commit_inplace(*this, result, record);
+}
+
+}  // namespace gradiens
