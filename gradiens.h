@@ -3,8 +3,11 @@
 #pragma once
 
 #include "engine/autograd/autograd.h"
+#include "engine/autograd/checkpoint.h"
+#include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
+#include "engine/linalg.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"

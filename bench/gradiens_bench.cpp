@@ -117,6 +117,44 @@ void gemm(const Options& options) {
   gemm_through_mm(options, gd::kFloat32, 10000, 20, 20, "gd::mm, PINN hidden layer, N_f=10000");
 }
 
+// einsum('bij,bjk->bik') against bmm on the same float32 operands: einsum's
+// parsing, views and pairwise-contraction bookkeeping around the one batched GEMM
+// should cost little (target: within 1.1x of bmm). Calls alternate between the two
+// so that both see the same machine state; times are per call.
+void einsum_bmm(const Options& options) {
+  const int64_t batch = 64, n = 128;
+  gd::manual_seed(0);
+  gd::Tensor a = gd::randn({batch, n, n}, gd::TensorOptions().dtype(gd::kFloat32));
+  gd::Tensor b = gd::randn({batch, n, n}, gd::TensorOptions().dtype(gd::kFloat32));
+  auto einsum_call = [&] { gd::Tensor c = gd::einsum("bij,bjk->bik", {a, b}); };
+  auto bmm_call = [&] { gd::Tensor c = gd::bmm(a, b); };
+  const int repeat = options.repeat > 0 ? options.repeat : 21;
+  for (int i = 0; i < 3; ++i) {
+    einsum_call();
+    bmm_call();
+  }
+  std::vector<double> einsum_ms, bmm_ms;
+  auto time_one = [](const std::function<void()>& fn) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int i = 0; i < repeat; ++i) {
+    einsum_ms.push_back(time_one(einsum_call));
+    bmm_ms.push_back(time_one(bmm_call));
+  }
+  std::sort(einsum_ms.begin(), einsum_ms.end());
+  std::sort(bmm_ms.begin(), bmm_ms.end());
+  Timing t{einsum_ms[einsum_ms.size() / 2], einsum_ms.front(), einsum_ms.back()};
+  double bmm_median = bmm_ms[bmm_ms.size() / 2];
+  // The ratio of the minima too: on a loaded machine it is the steadier figure.
+  char extra[200];
+  std::snprintf(extra, sizeof(extra),
+                ", \"bmm_median_ms\": %.3f, \"bmm_min_ms\": %.3f, \"ratio\": %.3f, \"ratio_of_min\": %.3f",
+                bmm_median, bmm_ms.front(), t.median_ms / bmm_median, t.min_ms / bmm_ms.front());
+  print_line("einsum_bmm", options.threads, t, "einsum('bij,bjk->bik') vs bmm, float32 [64, 128, 128]", extra);
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -126,6 +164,7 @@ const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
       {"op_overhead_5000", op_overhead_5000},
       {"gemm", gemm},
+      {"einsum_bmm", einsum_bmm},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
       {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
   };

@@ -78,4 +78,43 @@ Tensor normal(double mean, double std, IntArrayRef sizes, Generator& generator, 
 const Tensor& uniform_(const Tensor& self, double from, double to, Generator& generator);
 const Tensor& normal_(const Tensor& self, double mean, double std, Generator& generator);
 
+// ---- sampling with tensor parameters ----
+// Each draws one 64-bit Philox word per sample in a fixed order (Note
+// [Sampling layout] in engine/ops/random.cpp), so a seed gives the same numbers
+// for any thread count. As in PyTorch, bernoulli(probabilities) and the tensor
+// forms of normal are differentiable with a zero gradient (the samples are not
+// reparameterized); bernoulli_(self, p), bernoulli(self, p) and multinomial are
+// not differentiable.
+
+// 0/1 samples, 1 with probability probabilities[i] (each in [0, 1]); the
+// probabilities' shape and floating dtype.
+Tensor bernoulli(const Tensor& probabilities);
+Tensor bernoulli(const Tensor& probabilities, Generator& generator);
+// 0/1 samples shaped and typed like self (any dtype), each 1 with probability p.
+Tensor bernoulli(const Tensor& self, double p);
+Tensor bernoulli(const Tensor& self, double p, Generator& generator);
+// Fills self (any dtype) with 0/1 samples, 1 with probability p, or with
+// probability p[i] for p a floating tensor broadcastable to self. The in-place
+// rules of uniform_.
+Tensor& bernoulli_(Tensor& self, double p = 0.5);
+Tensor& bernoulli_(Tensor& self, double p, Generator& generator);
+Tensor& bernoulli_(Tensor& self, const Tensor& p);
+Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator& generator);
+
+// Indices (int64) of num_samples categories drawn from each row of the
+// unnormalized, non-negative weights `probabilities` (1-D: one distribution,
+// result [num_samples]; 2-D: one per row, result [rows, num_samples]). Without
+// replacement a row yields distinct indices, in the order drawn.
+Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replacement = false);
+Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replacement, Generator& generator);
+
+// Normal(mean, std^2) samples with tensor mean and/or std, broadcast against
+// each other; the dtype of the tensor mean (else of std); std >= 0.
+Tensor normal(const Tensor& mean, const Tensor& std);
+Tensor normal(const Tensor& mean, const Tensor& std, Generator& generator);
+Tensor normal(const Tensor& mean, double std = 1);
+Tensor normal(const Tensor& mean, double std, Generator& generator);
+Tensor normal(double mean, const Tensor& std);
+Tensor normal(double mean, const Tensor& std, Generator& generator);
+
 }  // namespace gradiens

@@ -262,6 +262,7 @@ class Tensor {
   Tensor& copy_(const Tensor& src);
   Tensor& uniform_(double from = 0, double to = 1);
   Tensor& normal_(double mean = 0, double std = 1);
+  Tensor& bernoulli_(double p = 0.5);
 
   // ---- reductions (engine/ops/reduce.cpp) ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;

@@ -42,7 +42,26 @@ bool is_expandable_to(IntArrayRef shape, IntArrayRef desired) {
 namespace detail {
 bool anomaly_mode_enabled() { return anomaly_enabled; }
 void record_anomaly_context(Node& node) {
+  // Besides the op, what it computed and from what: that tells one MulBackward0
+  // from the hundred others of a network.
+  auto describe = [](const InputMetadata& meta) {
+    return fmt::format("{} {}", legacy_tensor_type_name(meta.dtype), shape_str(meta.sizes));
+  };
+  std::string computed;
+  for (const InputMetadata& meta : node.input_metadata()) computed += (computed.empty() ? "" : ", ") + describe(meta);
+  std::vector<std::string> sources;
+  for (const Edge& edge : node.next_edges()) {
+    if (!edge.is_valid()) sources.push_back("a tensor that does not require grad");
+    else if (dynamic_cast<const AccumulateGrad*>(edge.function.get()) && !edge.function->input_metadata().empty())
+      sources.push_back("a leaf " + describe(edge.function->input_metadata()[0]));
+    else sources.push_back(fmt::format("{} (sequence number {})", edge.function->name(), edge.function->sequence_nr()));
+  }
+  std::string from;
+  for (size_t i = 0; i < sources.size(); ++i)
+    from += (i == 0 ? "" : i + 1 == sources.size() ? " and " : ", ") + sources[i];
   node.creation_trace = fmt::format("{} (sequence number {})", node.name(), node.sequence_nr());
+  if (!computed.empty()) node.creation_trace += " computing " + computed;
+  if (!from.empty()) node.creation_trace += " from " + from;
 }
 }  // namespace detail
 

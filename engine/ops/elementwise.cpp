@@ -33,7 +33,8 @@ std::string_view capitalized_name(ScalarType t) {
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   size_t n = std::max(a.size(), b.size());
   DimVector out(n, 1);
-  for (size_t i = 0; i < n; ++i) {
+  // From the last dimension, like PyTorch, so the reported mismatch is the same.
+  for (size_t i = n; i-- > 0;) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)

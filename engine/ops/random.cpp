@@ -1,6 +1,7 @@
 // Random numbers: Generator, the default generator and manual_seed, the random
-// factories (rand, randn, randint, randperm, normal and the *_like forms) and
-// the in-place fills uniform_ and normal_, all on the Philox kernels.
+// factories (rand, randn, randint, randperm, normal and the *_like forms), the
+// in-place fills uniform_, normal_ and bernoulli_, and the samplers with tensor
+// parameters (bernoulli, multinomial, normal), all on the Philox kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/autograd/function.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
@@ -359,5 +361,250 @@ Tensor randperm(int64_t n, Generator& generator, const TensorOptions& options) {
   return finish(t, o);
 }
 Tensor randperm(int64_t n, const TensorOptions& options) { return randperm(n, default_generator(), options); }
+
+// ---- sampling with tensor parameters ----
+
+// Note [Sampling layout]
+// bernoulli and multinomial draw a fixed number of uniform doubles u in [0, 1)
+// (fill_uniform on double: one 64-bit word each, Note [Philox stream layout]),
+// numbered in row-major order of what they sample, so the numbers depend on
+// the seed and offset only:
+//   bernoulli        element i: 1 iff u_i < p_i.                        numel draws
+//   multinomial, with replacement: sample s of row r takes u_{r*S+s} and
+//                    returns the first category whose cumulative weight
+//                    exceeds u * (row total).                           rows * S draws
+//   multinomial, without replacement: category k of row r takes u_{r*K+k}
+//                    and gets the key w_k / E_k with E_k = -log(1 - u) ~ Exp(1)
+//                    (the Gumbel-max trick in exponential form, as PyTorch);
+//                    the S largest keys, largest first, are the samples
+//                    (a zero weight ranks below every positive one).   rows * K draws
+// normal with tensor parameters is a standard normal fill of the broadcast
+// shape, then mean + std * z.
+
+namespace {
+
+std::vector<double> uniform_draws(int64_t n, Generator& generator) {
+  std::vector<double> u(static_cast<size_t>(n));
+  const uint64_t blocks = kernels::cpu::philox_blocks_for_64bit_draws(n);
+  const uint64_t used = kernels::cpu::fill_uniform(u.data(), n, philox(generator.reserve(blocks)), 0.0, 1.0);
+  GD_INTERNAL_ASSERT(used == blocks, "a sampler used other Philox blocks than it reserved");
+  return u;
+}
+
+// float64 0/1 samples shaped `sizes`, 1 where u_i < probability(i).
+template <class Probability>
+Tensor bernoulli_samples(IntArrayRef sizes, Generator& generator, Probability probability) {
+  Tensor out = empty(sizes, kFloat64);
+  const std::vector<double> u = uniform_draws(out.numel(), generator);
+  double* o = out.data_ptr<double>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] = u[static_cast<size_t>(i)] < probability(i) ? 1.0 : 0.0;
+  return out;
+}
+
+// The probabilities as contiguous float64, each checked to lie in [0, 1] (NaN does not).
+Tensor checked_probabilities(const Tensor& p, IntArrayRef sizes) {
+  GD_CHECK(p.is_floating_point(),
+           fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'", torch_type_name(p.dtype())));
+  Tensor p64 = p.to(kFloat64).expand(sizes).contiguous();
+  const double* v = p64.data_ptr<double>();
+  for (int64_t i = 0; i < p64.numel(); ++i)
+    GD_CHECK(v[i] >= 0 && v[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  return p64;
+}
+
+void check_bernoulli_p(double p) {
+  GD_CHECK(p >= 0 && p <= 1, fmt::format("bernoulli_ expects p to be in [0, 1], but got p={}", stream_number(p)));
+}
+
+// Not reparameterized: PyTorch gives the probabilities a zero gradient.
+struct Bernoulli {
+  static constexpr std::string_view name = "BernoulliBackward0";
+  static Tensor forward(Ctx&, const Tensor& probabilities, const Generator& generator) {
+    Tensor p64 = checked_probabilities(probabilities, probabilities.sizes());
+    Generator stream = generator;  // a handle on the same stream
+    const double* p = p64.data_ptr<double>();
+    Tensor out = bernoulli_samples(p64.sizes(), stream, [p](int64_t i) { return p[i]; });
+    return probabilities.dtype() == kFloat64 ? out : out.to(probabilities.dtype());
+  }
+  static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
+};
+
+// All elements >= 0 (NaN is not).
+void check_std_tensor(const Tensor& std) {
+  Tensor s = std.to(kFloat64).contiguous();
+  const double* v = s.data_ptr<double>();
+  for (int64_t i = 0; i < s.numel(); ++i) GD_CHECK(v[i] >= 0.0, "normal expects all elements of std >= 0.0");
+}
+
+Tensor standard_normal(IntArrayRef sizes, ScalarType dtype, const Generator& generator) {
+  Tensor z = empty(sizes, dtype);
+  Generator stream = generator;
+  normal_fill(z, 0, 1, stream);
+  return z;
+}
+
+// The three tensor forms of normal; like PyTorch's they pass a zero gradient.
+struct NormalTensorTensor {
+  static constexpr std::string_view name = "NormalBackward3";
+  static Tensor forward(Ctx&, const Tensor& mean, const Tensor& std, const Generator& generator) {
+    check_floating(mean.dtype(), "normal_kernel_cpu");
+    check_std_tensor(std);
+    Tensor z = standard_normal(broadcast_shapes(mean.sizes(), std.sizes()), mean.dtype(), generator);
+    return add(mean, mul(std.to(mean.dtype()), z));
+  }
+  static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad), zeros_like(grad)}; }
+};
+
+struct NormalTensorScalar {
+  static constexpr std::string_view name = "NormalBackward1";
+  static Tensor forward(Ctx&, const Tensor& mean, double std, const Generator& generator) {
+    check_floating(mean.dtype(), "normal_kernel_cpu");
+    check_normal_std(std);
+    return add(mean, mul(standard_normal(mean.sizes(), mean.dtype(), generator), std));
+  }
+  static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
+};
+
+struct NormalScalarTensor {
+  static constexpr std::string_view name = "NormalBackward2";
+  static Tensor forward(Ctx&, double mean, const Tensor& std, const Generator& generator) {
+    check_floating(std.dtype(), "normal_kernel_cpu");
+    check_std_tensor(std);
+    return add(mul(std, standard_normal(std.sizes(), std.dtype(), generator)), mean);
+  }
+  static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
+};
+
+// PyTorch's checks: the fast path (no replacement, or one sample) looks at the
+// whole tensor at once, the sampling loop with replacement row by row.
+void check_multinomial_weights(const double* w, int64_t rows, int64_t categories, bool fast_path) {
+  if (fast_path) {
+    for (int64_t i = 0; i < rows * categories; ++i)
+      GD_CHECK(w[i] >= 0 && w[i] < std::numeric_limits<double>::infinity(),
+               "probability tensor contains either `inf`, `nan` or element < 0");
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t k = 0; k < categories; ++k) {
+      const double v = w[r * categories + k];
+      if (!fast_path) {
+        GD_CHECK(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+        GD_CHECK(std::isfinite(v), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+      }
+      sum += v;
+    }
+    GD_CHECK(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+}
+
+}  // namespace
+
+Tensor bernoulli(const Tensor& probabilities, Generator& generator) {
+  return apply<Bernoulli>(probabilities, generator);
+}
+Tensor bernoulli(const Tensor& probabilities) { return bernoulli(probabilities, default_generator()); }
+
+Tensor bernoulli(const Tensor& self, double p, Generator& generator) {
+  check_bernoulli_p(p);
+  Tensor out = empty(self.sizes(), self.options());
+  copy_data(out, bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
+  return out;
+}
+Tensor bernoulli(const Tensor& self, double p) { return bernoulli(self, p, default_generator()); }
+
+Tensor& bernoulli_(Tensor& self, double p, Generator& generator) {
+  random_inplace(self, "bernoulli_", [&] {
+    check_bernoulli_p(p);
+    copy_data(self, bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
+  });
+  return self;
+}
+Tensor& bernoulli_(Tensor& self, double p) { return bernoulli_(self, p, default_generator()); }
+
+Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator& generator) {
+  random_inplace(self, "bernoulli_", [&] {
+    Tensor p64 = checked_probabilities(p, self.sizes());
+    const double* v = p64.data_ptr<double>();
+    copy_data(self, bernoulli_samples(self.sizes(), generator, [v](int64_t i) { return v[i]; }));
+  });
+  return self;
+}
+Tensor& bernoulli_(Tensor& self, const Tensor& p) { return bernoulli_(self, p, default_generator()); }
+
+Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replacement, Generator& generator) {
+  const Tensor& self = probabilities;
+  GD_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  GD_CHECK(self.is_floating_point(), fmt::format("multinomial only supports floating-point dtypes for input, got: {}",
+                                                 torch_type_name(self.dtype())));
+  GD_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t categories = self.size(-1);
+  GD_CHECK(replacement || num_samples <= categories,
+           "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  GD_CHECK(categories <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
+  const int64_t rows = self.dim() == 1 ? 1 : self.size(0);
+  Tensor result = self.dim() == 1 ? empty({num_samples}, kInt64) : empty({rows, num_samples}, kInt64);
+  if (result.numel() == 0) return result;
+
+  const Tensor weights = self.to(kFloat64).contiguous();
+  const double* w = weights.data_ptr<double>();
+  check_multinomial_weights(w, rows, categories, !replacement || num_samples == 1);
+  int64_t* out = result.data_ptr<int64_t>();
+  if (replacement) {
+    const std::vector<double> u = uniform_draws(rows * num_samples, generator);
+    std::vector<double> cumulative(static_cast<size_t>(categories));
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* row = w + r * categories;
+      double sum = 0;
+      int64_t last_positive = 0;
+      for (int64_t k = 0; k < categories; ++k) {
+        sum += row[k];
+        cumulative[static_cast<size_t>(k)] = sum;
+        if (row[k] > 0) last_positive = k;
+      }
+      for (int64_t s = 0; s < num_samples; ++s) {
+        const double target = u[static_cast<size_t>(r * num_samples + s)] * sum;
+        const int64_t k = std::upper_bound(cumulative.begin(), cumulative.end(), target) - cumulative.begin();
+        // u * sum can round up to sum itself; the last category that can be drawn is meant then.
+        out[r * num_samples + s] = std::min(k, last_positive);
+      }
+    }
+  } else {
+    const std::vector<double> u = uniform_draws(rows * categories, generator);
+    std::vector<double> key(static_cast<size_t>(categories));
+    std::vector<int64_t> order(static_cast<size_t>(categories));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < categories; ++k) {
+        const double weight = w[r * categories + k];
+        const double exponential = -std::log1p(-u[static_cast<size_t>(r * categories + k)]);
+        key[static_cast<size_t>(k)] = weight > 0 ? weight / exponential : -1.0;
+        order[static_cast<size_t>(k)] = k;
+      }
+      std::partial_sort(order.begin(), order.begin() + num_samples, order.end(), [&](int64_t a, int64_t b) {
+        const double ka = key[static_cast<size_t>(a)], kb = key[static_cast<size_t>(b)];
+        return ka > kb || (ka == kb && a < b);
+      });
+      std::copy(order.begin(), order.begin() + num_samples, out + r * num_samples);
+    }
+  }
+  return result;
+}
+Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replacement) {
+  return multinomial(probabilities, num_samples, replacement, default_generator());
+}
+
+Tensor normal(const Tensor& mean, const Tensor& std, Generator& generator) {
+  return apply<NormalTensorTensor>(mean, std, generator);
+}
+Tensor normal(const Tensor& mean, const Tensor& std) { return normal(mean, std, default_generator()); }
+Tensor normal(const Tensor& mean, double std, Generator& generator) {
+  return apply<NormalTensorScalar>(mean, std, generator);
+}
+Tensor normal(const Tensor& mean, double std) { return normal(mean, std, default_generator()); }
+Tensor normal(double mean, const Tensor& std, Generator& generator) {
+  return apply<NormalScalarTensor>(mean, std, generator);
+}
+Tensor normal(double mean, const Tensor& std) { return normal(mean, std, default_generator()); }
+
+Tensor& Tensor::bernoulli_(double p) { return gradiens::bernoulli_(*this, p); }
 
 }  // namespace gradiens

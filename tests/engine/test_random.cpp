@@ -1,6 +1,7 @@
-// Tests for Generator, manual_seed and the random ops: the Philox stream
-// contract, determinism across thread counts, statistics, state save/restore,
-// the in-place rules and PyTorch's error messages.
+// Tests for Generator, manual_seed and the random ops (factories, in-place
+// fills, bernoulli, multinomial, tensor normal): the Philox stream contract,
+// determinism across thread counts, statistics, state save/restore, the
+// in-place rules and PyTorch's error messages.
 #include <doctest/doctest.h>
 
 #include <omp.h>
@@ -10,6 +11,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/autograd/node.h"
 #include "engine/generator.h"
 #include "engine/tensor_data.h"
 #include "gradiens.h"
@@ -29,7 +31,7 @@ template <class T>
 std::vector<T> elements(const gd::Tensor& t) {
   gd::Tensor c = t.contiguous();
   const T* p = c.data_ptr<T>();
-  return {p, p + c.numel()};
+  return std::vector<T>(p, p + c.numel());  // not {p, p + n}: for bool that is a list of two pointers' truth values
 }
 
 struct Moments {
@@ -330,4 +332,194 @@ TEST_CASE("set_num_threads sets the loops', OpenMP's and the GEMMs' thread count
   CHECK(gd::get_num_threads() == 1);
   CHECK(kcpu::gemm_threads() == 1);
   CHECK(omp_get_max_threads() == 1);
+}
+
+// ---- bernoulli, multinomial, normal with tensor parameters ----
+
+TEST_CASE("random: bernoulli follows the sampling layout, and the others advance the stream by their draws") {
+  // Reference: Note [Sampling layout] -- element i is 1 iff u_i < p_i, with u
+  // the double uniform fill of the stream, one 64-bit draw per element.
+  gd::Tensor p = gd::linspace(0.05, 0.95, 7, gd::kFloat64);
+  std::vector<double> u(7);
+  kcpu::fill_uniform(u.data(), 7, {77, 0}, 0.0, 1.0);
+  std::vector<double> want;
+  for (size_t i = 0; i < 7; ++i) want.push_back(u[i] < elements<double>(p)[i] ? 1.0 : 0.0);
+  gd::Generator g(77);
+  CHECK(elements<double>(gd::bernoulli(p, g)) == want);
+  CHECK(g.offset() == 4);                                             // ceil(7 / 2) blocks
+  gd::Tensor self = gd::empty({7}, gd::kInt64);
+  gd::Generator h(77);
+  gd::bernoulli_(self, 0.5, h);
+  for (size_t i = 0; i < 7; ++i) CHECK(elements<int64_t>(self)[i] == (u[i] < 0.5 ? 1 : 0));
+  // clang-format off
+  gd::Generator m(1);
+  gd::multinomial(gd::ones({3, 5}), 4, true, m);   CHECK(m.offset() == 6);    // with replacement: 3 * 4 draws
+  gd::multinomial(gd::ones({3, 5}), 4, false, m);  CHECK(m.offset() == 14);   // without: 3 * 5 draws
+  gd::normal(gd::zeros({5}), gd::ones({2, 1}), m); CHECK(m.offset() == 17);   // normal: the 2 x 5 broadcast shape, 32-bit draws
+  // clang-format on
+}
+
+TEST_CASE("random: bernoulli, multinomial and normal give the same numbers for any thread count") {
+  ThreadCountGuard guard;
+  gd::Tensor p = gd::rand({kBig}, gd::kFloat64);
+  gd::Tensor weights = gd::rand({400, 500});
+  gd::Tensor mean = gd::linspace(-1, 1, kBig, gd::kFloat64);
+  auto draw = [&](int threads) {
+    gd::set_num_threads(threads);
+    gd::manual_seed(17);
+    gd::Tensor into = gd::empty({kBig, 2}, gd::kFloat32).t();
+    gd::bernoulli_(into, 0.3);
+    return std::vector<gd::Tensor>{gd::bernoulli(p), into, gd::multinomial(weights, 20, true),
+                                   gd::multinomial(weights, 20, false), gd::normal(mean, p),
+                                   gd::normal(mean, 2.0), gd::normal(1.0, p)};
+  };
+  const auto one = draw(1), two = draw(2);
+  for (size_t i = 0; i < one.size(); ++i) {
+    CAPTURE(i);
+    CHECK(gd::equal(one[i], two[i]));
+  }
+  gd::manual_seed(17);
+  CHECK_FALSE(gd::equal(gd::bernoulli(p), gd::bernoulli(p)));  // consecutive draws continue the stream
+}
+
+TEST_CASE("random: statistics of bernoulli, multinomial and normal within 5 sigma") {
+  gd::manual_seed(2718);
+  const double n = static_cast<double>(kBig);
+  SUBCASE("bernoulli(p): mean p per element, bernoulli_(p): mean p") {
+    gd::Tensor p = gd::tensor({0.0, 0.1, 0.5, 0.9, 1.0}, gd::kFloat64).expand({kBig, 5});
+    gd::Tensor draws = gd::bernoulli(p.contiguous());
+    auto means = elements<double>(draws.mean({0}));
+    const std::vector<double> want = {0.0, 0.1, 0.5, 0.9, 1.0};
+    for (size_t k = 0; k < 5; ++k) {
+      CAPTURE(k);
+      CHECK(std::abs(means[k] - want[k]) <= kSigmas * std::sqrt(want[k] * (1 - want[k]) / n));
+    }
+    gd::Tensor b = gd::empty({kBig}, gd::kFloat32);
+    gd::bernoulli_(b, 0.25);
+    CHECK(std::abs(elements<double>(b.to(gd::kFloat64).mean())[0] - 0.25) < kSigmas * std::sqrt(0.25 * 0.75 / n));
+  }
+  SUBCASE("multinomial with replacement: category frequencies w / sum(w)") {
+    gd::Tensor w = gd::tensor({1.0, 0.0, 3.0, 6.0}, gd::kFloat64);  // probabilities 0.1, 0, 0.3, 0.6
+    std::map<int64_t, int64_t> counts;
+    for (int64_t v : elements<int64_t>(gd::multinomial(w, kBig, true))) ++counts[v];
+    CHECK(counts.count(1) == 0);
+    const std::map<int64_t, double> want = {{0, 0.1}, {2, 0.3}, {3, 0.6}};
+    for (auto [k, q] : want) {
+      CAPTURE(k);
+      CHECK(std::abs(static_cast<double>(counts[k]) - n * q) < kSigmas * std::sqrt(n * q * (1 - q)));
+    }
+  }
+  SUBCASE("multinomial without replacement: distinct indices; first and second draw in closed form") {
+    // For weights (0.5, 0.3, 0.2): P(first = 0) = 0.5 and
+    // P(second = 0) = 0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8 = 0.3392857...
+    const int64_t rows = 50'000;
+    gd::Tensor w = gd::tensor({0.5, 0.3, 0.2}, gd::kFloat64).expand({rows, 3}).contiguous();
+    auto s = elements<int64_t>(gd::multinomial(w, 3, false));
+    int64_t first0 = 0, second0 = 0, repeated = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t* row = &s[static_cast<size_t>(3 * r)];
+      repeated += row[0] == row[1] || row[1] == row[2] || row[0] == row[2];
+      first0 += row[0] == 0;
+      second0 += row[1] == 0;
+    }
+    CHECK(repeated == 0);
+    const double second = 0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8, m = static_cast<double>(rows);
+    CHECK(std::abs(static_cast<double>(first0) - m * 0.5) < kSigmas * std::sqrt(m * 0.25));
+    CHECK(std::abs(static_cast<double>(second0) - m * second) < kSigmas * std::sqrt(m * second * (1 - second)));
+  }
+  SUBCASE("normal(mean tensor, std tensor): per-column mean and variance") {
+    gd::Tensor mean = gd::tensor({-2.0, 3.0}, gd::kFloat64).expand({kBig, 2});
+    gd::Tensor std = gd::tensor({0.5, 2.0}, gd::kFloat64);
+    gd::Tensor x = gd::normal(mean, std);
+    CHECK(x.sizes() == gd::IntArrayRef{kBig, 2});
+    for (int64_t c = 0; c < 2; ++c) {
+      CAPTURE(c);
+      auto mo = moments(elements<double>(x.select(1, c)));
+      const double mu = c == 0 ? -2.0 : 3.0, sigma = c == 0 ? 0.5 : 2.0;
+      CHECK(std::abs(mo.mean - mu) < kSigmas * sigma / std::sqrt(n));
+      CHECK(std::abs(mo.variance - sigma * sigma) < kSigmas * sigma * sigma * std::sqrt(2 / n));
+    }
+  }
+}
+
+TEST_CASE("random: bernoulli, multinomial and normal shapes, dtypes, edge values and autograd") {
+  gd::manual_seed(4);
+  // clang-format off
+  CHECK(gd::bernoulli(gd::full({2, 3}, 0.5)).dtype() == gd::kFloat32);                                   // torch.bernoulli(torch.full((2, 3), .5)).dtype
+  CHECK(gd::bernoulli(gd::zeros({3}, gd::kInt64), 0.5).dtype() == gd::kInt64);                           // torch.bernoulli(torch.zeros(3, dtype=torch.long), .5).dtype
+  CHECK(elements<double>(gd::bernoulli(gd::tensor({0.0, 1.0, 1.0, 0.0}, gd::kFloat64))) == std::vector<double>{0, 1, 1, 0});
+  gd::Tensor grid = gd::zeros({2, 3});
+  CHECK(elements<float>(gd::bernoulli_(grid, gd::tensor({0.0, 1.0, 0.0}))) == std::vector<float>{0, 1, 0, 0, 1, 0});  // p broadcast to self
+  gd::Tensor flags = gd::zeros({4}, gd::kBool);
+  CHECK(elements<bool>(gd::bernoulli_(flags, 1.0)) == std::vector<bool>{true, true, true, true});
+  CHECK(elements<bool>(gd::bernoulli_(flags, 0.0)) == std::vector<bool>{false, false, false, false});
+  CHECK(gd::multinomial(gd::ones({5}), 3).sizes() == gd::IntArrayRef{3});
+  CHECK(gd::multinomial(gd::ones({5}), 3).dtype() == gd::kInt64);
+  CHECK(gd::multinomial(gd::ones({2, 5}), 7, true).sizes() == gd::IntArrayRef{2, 7});
+  CHECK(gd::multinomial(gd::ones({0, 3}), 2).sizes() == gd::IntArrayRef{0, 2});                         // torch.multinomial(torch.ones(0, 3), 2).shape
+  CHECK(elements<int64_t>(gd::multinomial(gd::tensor({0.0, 1.0, 0.0}), 3)) == std::vector<int64_t>{1, 0, 2});  // torch.multinomial(torch.tensor([0., 1., 0.]), 3)
+  CHECK(elements<int64_t>(gd::multinomial(gd::tensor({0.0, 0.0, 1.0}), 3, true)) == std::vector<int64_t>{2, 2, 2});  // torch.multinomial(torch.tensor([0., 0., 1.]), 3, True)
+  CHECK(gd::normal(gd::zeros({2, 3}), gd::ones({3})).sizes() == gd::IntArrayRef{2, 3});                 // torch.normal(torch.zeros(2, 3), torch.ones(3)).shape
+  CHECK(gd::normal(gd::zeros({3}), gd::ones({2, 1})).sizes() == gd::IntArrayRef{2, 3});
+  CHECK(gd::normal(gd::zeros({3}), gd::ones({3}, gd::kFloat64)).dtype() == gd::kFloat32);               // the mean's dtype, as torch
+  CHECK(gd::normal(gd::zeros({3}, gd::kFloat64), gd::ones({3})).dtype() == gd::kFloat64);
+  CHECK(gd::normal(1.0, gd::ones({3}, gd::kFloat64)).dtype() == gd::kFloat64);
+  CHECK(elements<double>(gd::normal(gd::tensor({1.0, -2.0}, gd::kFloat64), gd::zeros({2}, gd::kFloat64))) == std::vector<double>{1.0, -2.0});  // std 0: the mean
+  // clang-format on
+  // As in PyTorch, bernoulli(p) and normal(mean, std) pass a zero gradient
+  // (torch: NormalBackward3/1/2, BernoulliBackward0); multinomial has none.
+  gd::Tensor m = gd::zeros({3}, gd::kFloat64).requires_grad_();
+  gd::Tensor s = gd::ones({2, 3}, gd::kFloat64).requires_grad_();
+  gd::Tensor y = gd::normal(m, s);
+  CHECK(y.grad_fn()->name() == "NormalBackward3");
+  CHECK(gd::normal(m, 1.0).grad_fn()->name() == "NormalBackward1");
+  CHECK(gd::normal(0.0, s).grad_fn()->name() == "NormalBackward2");
+  y.sum().backward();
+  CHECK(elements<double>(m.grad()) == std::vector<double>(3, 0.0));
+  CHECK(elements<double>(s.grad()) == std::vector<double>(6, 0.0));
+  gd::Tensor q = gd::full({3}, 0.5, gd::kFloat64).requires_grad_();
+  gd::Tensor b = gd::bernoulli(q);
+  CHECK(b.grad_fn()->name() == "BernoulliBackward0");
+  b.sum().backward();
+  CHECK(elements<double>(q.grad()) == std::vector<double>(3, 0.0));
+  CHECK_FALSE(gd::multinomial(q, 2).requires_grad());
+  CHECK_FALSE(gd::bernoulli(q, 0.5).requires_grad());
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(q, 0.5), "a leaf Variable that requires grad is being used in an in-place operation.", gd::Error);
+}
+
+TEST_CASE("random: bernoulli, multinomial and normal errors with PyTorch's messages") {
+  // Each message: python3 -c "import torch; <the expression in the comment>"
+  gd::Tensor f32 = gd::zeros({3});
+  // clang-format off
+  CHECK_THROWS_WITH_AS(gd::bernoulli(gd::tensor({1.5})), "Expected p_in >= 0 && p_in <= 1 to be true, but got false.", gd::Error);           // torch.bernoulli(torch.tensor([1.5]))
+  CHECK_THROWS_WITH_AS(gd::bernoulli(gd::tensor({std::nan("")})), "Expected p_in >= 0 && p_in <= 1 to be true, but got false.", gd::Error);   // torch.bernoulli(torch.tensor([float('nan')]))
+  CHECK_THROWS_WITH_AS(gd::bernoulli(gd::tensor({1}, gd::kInt64)), "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'", gd::Error);        // torch.bernoulli(torch.tensor([1]))
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(f32, 1.5), "bernoulli_ expects p to be in [0, 1], but got p=1.5", gd::Error);                         // torch.zeros(3).bernoulli_(1.5)
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(f32, -0.1), "bernoulli_ expects p to be in [0, 1], but got p=-0.1", gd::Error);                       // torch.zeros(3).bernoulli_(-0.1)
+  CHECK_THROWS_WITH_AS(gd::bernoulli(f32, 1.5), "bernoulli_ expects p to be in [0, 1], but got p=1.5", gd::Error);                          // torch.bernoulli(torch.zeros(3), 1.5)
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(f32, gd::tensor({1.5, 0.0, 0.0})), "Expected p_in >= 0 && p_in <= 1 to be true, but got false.", gd::Error);  // torch.zeros(3).bernoulli_(torch.tensor([1.5, 0, 0]))
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(f32, gd::tensor({1, 0, 1}, gd::kInt64)), "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'", gd::Error);  // torch.zeros(3).bernoulli_(torch.tensor([1, 0, 1]))
+  gd::Tensor expanded = gd::zeros({3}).expand({2, 3});
+  CHECK_THROWS_WITH_AS(gd::bernoulli_(expanded, 0.5),                                                                                       // torch.zeros(3).expand(2, 3).bernoulli_(0.5)
+                       "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, 2.0}), 3), "cannot sample n_sample > prob_dist.size(-1) samples without replacement", gd::Error);  // torch.multinomial(torch.tensor([1., 2.]), 3)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::ones({0}), 1), "cannot sample n_sample > prob_dist.size(-1) samples without replacement", gd::Error);             // torch.multinomial(torch.ones(0), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, -2.0}), 1), "probability tensor contains either `inf`, `nan` or element < 0", gd::Error);           // torch.multinomial(torch.tensor([1., -2.]), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, std::nan("")}), 1), "probability tensor contains either `inf`, `nan` or element < 0", gd::Error);   // torch.multinomial(torch.tensor([1., float('nan')]), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, -2.0}), 2, true), "invalid multinomial distribution (encountering probability entry < 0)", gd::Error);  // torch.multinomial(torch.tensor([1., -2.]), 2, True)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, INFINITY}), 2, true), "invalid multinomial distribution (encountering probability entry = infinity or NaN)", gd::Error);  // torch.multinomial(torch.tensor([1., float('inf')]), 2, True)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, std::nan("")}), 2, true), "invalid multinomial distribution (encountering probability entry < 0)", gd::Error);  // torch.multinomial(torch.tensor([1., float('nan')]), 2, True)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::zeros({2}), 1), "invalid multinomial distribution (sum of probabilities <= 0)", gd::Error);                      // torch.multinomial(torch.tensor([0., 0.]), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1.0, 1.0, 0.0, 0.0}).view({2, 2}), 2, true), "invalid multinomial distribution (sum of probabilities <= 0)", gd::Error);  // torch.multinomial(torch.tensor([[1., 1.], [0., 0.]]), 2, True)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::ones({2}), 0), "cannot sample n_sample <= 0 samples", gd::Error);                                               // torch.multinomial(torch.tensor([1., 1.]), 0)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::tensor({1, 1}, gd::kInt64), 1), "multinomial only supports floating-point dtypes for input, got: Long", gd::Error);  // torch.multinomial(torch.tensor([1, 1]), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::ones({2, 2, 2}), 1), "prob_dist must be 1 or 2 dim", gd::Error);                                                 // torch.multinomial(torch.ones(2, 2, 2), 1)
+  CHECK_THROWS_WITH_AS(gd::multinomial(gd::scalar_tensor(1.0), 1), "prob_dist must be 1 or 2 dim", gd::Error);                                              // torch.multinomial(torch.tensor(1.), 1)
+  CHECK_THROWS_WITH_AS(gd::normal(gd::zeros({3}), gd::tensor({1.0, -1.0, 1.0})), "normal expects all elements of std >= 0.0", gd::Error);                  // torch.normal(torch.zeros(3), torch.tensor([1., -1., 1.]))
+  CHECK_THROWS_WITH_AS(gd::normal(gd::zeros({3}), gd::tensor({std::nan(""), 1.0, 1.0})), "normal expects all elements of std >= 0.0", gd::Error);          // torch.normal(torch.zeros(3), torch.tensor([float('nan'), 1., 1.]))
+  CHECK_THROWS_WITH_AS(gd::normal(gd::zeros({3}), -1.0), "normal expects std >= 0.0, but found std -1", gd::Error);                                        // torch.normal(torch.zeros(3), -1.)
+  CHECK_THROWS_WITH_AS(gd::normal(0.0, gd::tensor({-1.0})), "normal expects all elements of std >= 0.0", gd::Error);                                        // torch.normal(0., torch.tensor([-1.]))
+  CHECK_THROWS_WITH_AS(gd::normal(gd::zeros({3}, gd::kInt64), gd::ones({3})), "\"normal_kernel_cpu\" not implemented for 'Long'", gd::Error);              // torch.normal(torch.zeros(3, dtype=torch.long), torch.ones(3))
+  CHECK_THROWS_WITH_AS(gd::normal(gd::zeros({2, 3}), gd::ones({4})), "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", gd::Error);  // torch.normal(torch.zeros(2, 3), torch.ones(4))
+  // clang-format on
 }
