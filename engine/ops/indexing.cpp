@@ -9,6 +9,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
 
 namespace gradiens {
@@ -18,14 +19,6 @@ namespace {
 using kernels::cpu::ElementwiseIterator;
 using kernels::cpu::Operand;
 
-// PyTorch treats a 0-dim tensor as a 1-element 1-dim one in gather/scatter.
-struct Layout {
-  DimVector sizes, strides;
-};
-Layout nonempty_layout(const Tensor& t) {
-  if (t.dim() == 0) return {{1}, {1}};
-  return {t.sizes().dims(), t.strides().dims()};
-}
 
 void check_index_dtype(const Tensor& index, std::string_view op) {
   GD_CHECK(index.dtype() == kInt64, fmt::format("{}(): Expected dtype int64 for index", op));
@@ -43,38 +36,12 @@ void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 // scatter_add: index no larger than self (apart from `dim`) nor than src.
-void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  Layout s = nonempty_layout(self), i = nonempty_layout(index), r = nonempty_layout(src);
-  GD_CHECK(s.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as self tensor");
-  bool wrong = false;
-  for (size_t d = 0; d < s.sizes.size(); ++d)
-    if (static_cast<int64_t>(d) != dim && i.sizes[d] > s.sizes[d]) wrong = true;
-  // src's rank is checked after the sizes, as PyTorch does.
-  for (size_t d = 0; d < i.sizes.size() && d < r.sizes.size(); ++d)
-    if (i.sizes[d] > r.sizes[d]) wrong = true;
-  GD_CHECK(!wrong, fmt::format("Expected index {} to be smaller than self {} apart from dimension {} and to be smaller "
-                               "size than src {}",
-                               shape_to_string(index.sizes()), shape_to_string(self.sizes()), dim,
-                               shape_to_string(src.sizes())));
-  GD_CHECK(r.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as src tensor");
+void check_scatter_add_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  GD_CHECK(nonempty_layout(self).sizes.size() == nonempty_layout(index).sizes.size(),
+           "Index tensor must have the same number of dimensions as self tensor");
+  check_scatter_shapes(self, dim, index, &src);
 }
 
-// Remembers the first out-of-range index seen by a (possibly parallel) loop, so
-// the error is thrown after the loop rather than from inside a thread team.
-class BadIndex {
- public:
-  void record(int64_t value) {
-    bool expected = false;
-    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
-  }
-  void throw_if_seen(int64_t dim, int64_t size) const {
-    GD_CHECK(!seen_.load(), fmt::format("index {} is out of bounds for dimension {} with size {}", value_, dim, size));
-  }
-
- private:
-  std::atomic<bool> seen_{false};
-  int64_t value_ = 0;
-};
 
 // out[...][i][...] = self[...][index[...][i][...]][...] along dim, over index's shape.
 Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
@@ -138,17 +105,6 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   return out;
 }
 
-// Zero-pads `t` at the end of each dim up to `sizes` (differentiably, through cat).
-Tensor pad_to(Tensor t, IntArrayRef sizes) {
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    int64_t missing = sizes[d] - t.sizes()[d];
-    if (missing <= 0) continue;
-    DimVector zero_shape = t.sizes().dims();
-    zero_shape[d] = missing;
-    t = cat({t, zeros(zero_shape, t.options())}, d);
-  }
-  return t;
-}
 
 struct Gather {
   static constexpr std::string_view name = "GatherBackward0";
@@ -174,7 +130,7 @@ struct ScatterAdd {
     GD_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
     check_same_device(self, index, "scatter_add");
     check_same_device(self, src, "scatter_add");
-    if (index.numel() != 0) check_scatter_shapes(self, dim, index, src);
+    if (index.numel() != 0) check_scatter_add_shapes(self, dim, index, src);
     ctx.save_for_backward(index);
     ctx.shape = src.sizes().dims();
     ctx.ints = {dim};
