@@ -2,6 +2,8 @@
 // kept inside the op's domain) and the helpers declared in op_registry.h.
 #include "tests/engine/op_registry.h"
 
+#include "engine/dims.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -386,6 +388,14 @@ std::vector<OpInfo> build_table() {
 }
 
 }  // namespace
+
+std::string shape_value_mismatch(const Tensor& t, const std::vector<double>& values, const std::vector<int64_t>& shape,
+                                 double rtol, double atol) {
+  if (t.sizes().vec() != shape) return "shape " + shape_to_string(t.sizes()) + " != " + shape_to_string(shape);
+  return value_mismatch(values_of(t), values, rtol, atol);
+}
+
+Tensor scalar_of(double value) { return tensor_of({value}, {1}).reshape({}); }
 
 namespace {
 std::vector<OpInfo>& registered_rows() {

@@ -27,6 +27,11 @@ Tensor sample(IntArrayRef sizes, double lo, double hi, uint64_t seed, ScalarType
 std::string value_mismatch(const std::vector<double>& got, const std::vector<double>& want, double rtol = 1e-13,
                      double atol = 1e-14);
 std::string value_mismatch(const Tensor& got, const Tensor& want, double rtol = 1e-13, double atol = 1e-14);
+// value_mismatch, after checking that t has `shape` ("" when both match).
+std::string shape_value_mismatch(const Tensor& t, const std::vector<double>& values, const std::vector<int64_t>& shape,
+                                 double rtol = 1e-13, double atol = 1e-14);
+// A 0-dim float64 tensor.
+Tensor scalar_of(double value);
 // Runs f and returns the message of the gradiens::Error it throws ("" if none).
 template <class F>
 std::string error_of(F&& f) {

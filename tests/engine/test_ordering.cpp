@@ -28,16 +28,13 @@ constexpr double NAN_ = std::numeric_limits<double>::quiet_NaN();
 // "" when t has `shape` and `values` (NaN matches NaN), else what differs.
 std::string mismatch(const Tensor& t, const std::vector<double>& values, const std::vector<int64_t>& shape,
                      double rtol = 1e-13) {
-  if (t.sizes().vec() != shape)
-    return "shape " + gd::shape_to_string(t.sizes()) + " != " + gd::shape_to_string(shape);
-  return value_mismatch(gd::testing::values_of(t), values, rtol, 1e-14);
+  return gd::testing::shape_value_mismatch(t, values, shape, rtol, 1e-14);
 }
 
 Tensor T(const std::vector<double>& values, const std::vector<int64_t>& shape, gd::ScalarType dtype = gd::kFloat64) {
   return tensor_of(values, shape, dtype);
 }
-// A 0-dim float64 tensor.
-Tensor scalar(double value) { return tensor_of({value}, {1}).reshape({}); }
+Tensor scalar(double value) { return gd::testing::scalar_of(value); }
 Tensor I(const std::vector<double>& values, const std::vector<int64_t>& shape = {}) {
   return tensor_of(values, shape, gd::kInt64);
 }

@@ -26,16 +26,13 @@ constexpr double INF = std::numeric_limits<double>::infinity();
 
 std::string mismatch(const Tensor& t, const std::vector<double>& values, const std::vector<int64_t>& shape,
                      double rtol = 1e-13) {
-  if (t.sizes().vec() != shape)
-    return "shape " + gd::shape_to_string(t.sizes()) + " != " + gd::shape_to_string(shape);
-  return value_mismatch(gd::testing::values_of(t), values, rtol, 1e-15);
+  return gd::testing::shape_value_mismatch(t, values, shape, rtol, 1e-15);
 }
 
 Tensor T(const std::vector<double>& values, const std::vector<int64_t>& shape, gd::ScalarType dtype = gd::kFloat64) {
   return tensor_of(values, shape, dtype);
 }
-// A 0-dim float64 tensor.
-Tensor scalar(double value) { return tensor_of({value}, {1}).reshape({}); }
+Tensor scalar(double value) { return gd::testing::scalar_of(value); }
 
 // torch.tensor([[1.5,-2.,3.],[.5,4.,-1.]], dtype=torch.float64), and as a transposed view.
 Tensor A() { return T({1.5, -2, 3, 0.5, 4, -1}, {2, 3}); }
