@@ -9,5 +9,6 @@
 #include "engine/functions.h"
 #include "engine/generator.h"
 #include "engine/linalg.h"
+#include "engine/nn_ops.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"
