@@ -6,6 +6,7 @@
 #include "engine/autograd/checkpoint.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
+#include "engine/convolution.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
 #include "engine/linalg.h"

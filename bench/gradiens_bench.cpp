@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/gemm_report.h"
+#include "engine/convolution.h"
 #include "engine/generator.h"
 #include "gradiens.h"
 #include "kernels/cpu/gemm.h"
@@ -155,6 +156,29 @@ void einsum_bmm(const Options& options) {
   print_line("einsum_bmm", options.threads, t, "einsum('bij,bjk->bik') vs bmm, float32 [64, 128, 128]", extra);
 }
 
+// The convolutional front of BENCHMARKS.md's cnn_f32_20steps: input [128, 1, 28, 28],
+// conv 1->32 k3, relu, max_pool 2, conv 32->64 k3, then backward of the sum (weights
+// and biases require grad, the input does not), float32. The PyTorch peer times the
+// same function of torch.nn.functional at the same thread count.
+void conv2d_workload(const Options& options) {
+  gd::manual_seed(0);
+  const auto f32 = gd::TensorOptions().dtype(gd::kFloat32);
+  gd::Tensor x = gd::randn({128, 1, 28, 28}, f32);
+  gd::Tensor w1 = (gd::randn({32, 1, 3, 3}, f32) * 0.3).requires_grad_();
+  gd::Tensor b1 = gd::zeros({32}, f32).requires_grad_();
+  gd::Tensor w2 = (gd::randn({64, 32, 3, 3}, f32) * 0.06).requires_grad_();
+  gd::Tensor b2 = gd::zeros({64}, f32).requires_grad_();
+  Timing t = time_calls(
+      [&] {
+        for (gd::Tensor* p : {&w1, &b1, &w2, &b2}) *p = p->detach().requires_grad_();
+        gd::Tensor h = gd::max_pool2d(gd::relu(gd::conv2d(x, w1, b1)), 2);
+        gd::conv2d(h, w2, b2).sum().backward();
+      },
+      3, options.repeat > 0 ? options.repeat : 21);
+  print_line("conv2d", options.threads, t,
+             "conv 1->32 k3, relu, maxpool 2, conv 32->64 k3 on [128, 1, 28, 28] f32, forward + backward");
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -165,6 +189,7 @@ const std::vector<Workload>& workloads() {
       {"op_overhead_5000", op_overhead_5000},
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},
+      {"conv2d", conv2d_workload},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
       {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
   };

@@ -1,0 +1,65 @@
+// CPU 2-D convolution (forward, backward-data, backward-weights) and max/average
+// pooling on contiguous NCHW buffers; float32 convolution runs through oneDNN, float64
+// through im2col + GEMM. Shapes only: no autograd here.
+#pragma once
+
+#include <cstdint>
+
+namespace gradiens::kernels::cpu {
+
+// Shape legend: N batch, C input channels, H x W input plane, O output channels,
+// KH x KW kernel, OH x OW output plane, G groups. Input [N, C, H, W], weight
+// [O, C / G, KH, KW], bias [O], output [N, O, OH, OW]; all contiguous.
+struct Conv2dGeometry {
+  int64_t batch, in_channels, in_h, in_w;
+  int64_t out_channels, kernel_h, kernel_w;
+  int64_t out_h, out_w;
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+  bool operator==(const Conv2dGeometry&) const = default;
+};
+
+// output = conv(input, weight) + bias; bias may be null.
+void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* weight, const float* bias,
+                    float* output);
+void conv2d_forward(const Conv2dGeometry& g, const double* input, const double* weight, const double* bias,
+                    double* output);
+// grad_input (overwritten) = the adjoint of conv(., weight) applied to grad_output.
+void conv2d_backward_input(const Conv2dGeometry& g, const float* grad_output, const float* weight,
+                           float* grad_input);
+void conv2d_backward_input(const Conv2dGeometry& g, const double* grad_output, const double* weight,
+                           double* grad_input);
+// grad_weight (overwritten) = the adjoint of conv(input, .) applied to grad_output.
+void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, const float* input,
+                            float* grad_weight);
+void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
+                            double* grad_weight);
+
+// Pooling over `planes` = N * C independent H x W planes; windows start at
+// o * stride - pad and take kernel taps dilation apart.
+struct Pool2dGeometry {
+  int64_t planes, in_h, in_w, out_h, out_w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
+
+// Max over each window, and the flat index h * W + w of the max within its plane
+// (the first one on ties; NaN counts as the largest value and the last NaN wins, as in
+// PyTorch).
+void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int64_t* indices);
+void max_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, int64_t* indices);
+
+// Mean over each window (dilation must be 1). count_include_pad divides by the window
+// clipped to the padded plane, else by the window clipped to the plane (PyTorch's rule).
+void avg_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, bool count_include_pad);
+void avg_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, bool count_include_pad);
+// grad_input (overwritten) = the adjoint of avg_pool2d_forward applied to grad_output.
+void avg_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, float* grad_input,
+                         bool count_include_pad);
+void avg_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, double* grad_input,
+                         bool count_include_pad);
+
+namespace testing {
+// Number of oneDNN convolution primitives cached for the calling thread.
+int conv_onednn_cache_size();
+}  // namespace testing
+
+}  // namespace gradiens::kernels::cpu
