@@ -11,5 +11,6 @@
 #include "engine/generator.h"
 #include "engine/linalg.h"
 #include "engine/nn_ops.h"
+#include "engine/sparse.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"

@@ -32,6 +32,11 @@ std::string Device::str() const {
   return index_ < 0 ? "cuda" : fmt::format("cuda:{}", index_);
 }
 
+void TensorImpl::throw_no_dense_data() {
+  throw Error("this tensor has no dense data: it is a sparse COO tensor (or made from one), which dense ops do not "
+              "support; use to_dense() or the functions of engine/sparse.h");
+}
+
 void Tensor::throw_undefined() { throw Error("the tensor is undefined (default-constructed Tensor)"); }
 
 int64_t Tensor::size(int64_t d) const {

@@ -14,6 +14,7 @@
 namespace gradiens {
 
 class Node;
+struct SparseCOO;  // engine/sparse.h
 
 struct TensorImpl {
   TensorImpl(Storage storage, DimVector sizes, DimVector strides, int64_t storage_offset, ScalarType dtype)
@@ -38,8 +39,11 @@ struct TensorImpl {
     }
   }
   void* data() const {
+    // Only a sparse COO tensor (or a view of one) has storage without memory.
+    if (storage->data() == nullptr && numel > 0) throw_no_dense_data();
     return static_cast<char*>(storage->data()) + storage_offset * static_cast<int64_t>(element_size(dtype));
   }
+  [[noreturn]] static void throw_no_dense_data();
 
   Storage storage;
   DimVector sizes;
@@ -59,6 +63,9 @@ struct TensorImpl {
   uint32_t output_nr = 0;
   std::shared_ptr<TensorImpl> grad;
   std::shared_ptr<Node> grad_accumulator;
+
+  // Set only for a sparse COO tensor (engine/sparse.h), whose storage is empty.
+  std::shared_ptr<SparseCOO> sparse;
 };
 
 }  // namespace gradiens
