@@ -17,10 +17,13 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/parallel.h"
 
 namespace gradiens::kernels::cpu {
 namespace {
+
+struct ConvScratchpad;  // tags this file's per-thread oneDNN scratchpad
 
 // ---------------------------------------------------------------------------------
 // im2col + GEMM, for every dtype.
@@ -159,29 +162,6 @@ struct BoundConv {
   std::unordered_map<int, dnnl::memory> args;
 };
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
-
-void* thread_scratchpad(size_t bytes) {
-  struct AlignedDelete {
-    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
-  };
-  thread_local std::unique_ptr<std::byte[], AlignedDelete> buffer;
-  thread_local size_t capacity = 0;
-  if (bytes > capacity) {
-    buffer.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
-    capacity = bytes;
-  }
-  return buffer.get();
-}
-
 BoundConv create_conv(const ConvKey& key) {
   using dnnl::memory;
   using tag = memory::format_tag;
@@ -203,7 +183,7 @@ BoundConv create_conv(const ConvKey& key) {
                            (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1 - g.in_w - g.pad_w};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::engine& engine = cpu_engine();
+  const dnnl::engine& engine = onednn::cpu_engine();
   const auto algo = dnnl::algorithm::convolution_direct;
   BoundConv bound;
   try {
@@ -321,8 +301,8 @@ bool onednn_conv(const Conv2dGeometry& g, ConvPass pass, const float* src, const
   conv.weights.set_data_handle(const_cast<float*>(weights));
   conv.dst.set_data_handle(const_cast<float*>(dst));
   if (bias != nullptr) conv.bias.set_data_handle(const_cast<float*>(bias));
-  if (conv.scratchpad) conv.scratchpad.set_data_handle(thread_scratchpad(conv.scratchpad.get_desc().get_size()));
-  dnnl::stream& stream = thread_stream();
+  if (conv.scratchpad) conv.scratchpad.set_data_handle(onednn::thread_scratchpad<ConvScratchpad>(conv.scratchpad.get_desc().get_size()));
+  dnnl::stream& stream = onednn::thread_stream();
   conv.primitive.execute(stream, conv.args);
   stream.wait();
   return true;

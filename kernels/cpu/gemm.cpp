@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/error.h"
 
 // Declared by OpenBLAS's cblas.h too; repeated so that the file still compiles when
@@ -33,6 +34,8 @@ int openblas_get_num_threads(void);
 
 namespace gradiens::kernels::cpu {
 namespace {
+
+struct GemmScratchpad;  // tags this file's per-thread oneDNN scratchpad
 
 std::atomic<int> library_gemm_threads{0};  // 0: not yet read from OpenBLAS
 
@@ -260,26 +263,6 @@ struct BoundMatmul {
   std::unordered_map<int, dnnl::memory> args;
 };
 
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// The scratchpad is ours (scratchpad_mode::user) so that no two threads can ever share
-// scratch memory: one growing buffer per thread.
-void* thread_scratchpad(size_t bytes) {
-  struct AlignedDelete {
-    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
-  };
-  thread_local std::unique_ptr<std::byte[], AlignedDelete> buffer;
-  thread_local size_t capacity = 0;
-  if (bytes > capacity) {
-    buffer.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
-    capacity = bytes;
-  }
-  return buffer.get();
-}
-
 BoundMatmul create_matmul(const MatmulKey& key) {
   using dims = dnnl::memory::dims;
   using dnnl::memory;
@@ -312,7 +295,7 @@ BoundMatmul create_matmul(const MatmulKey& key) {
     post_ops.append_sum(key.beta());
     attr.set_post_ops(post_ops);
   }
-  const dnnl::engine& engine = cpu_engine();
+  const dnnl::engine& engine = onednn::cpu_engine();
   dnnl::matmul::primitive_desc pd;
   try {
     pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_desc, b_desc, c_desc), attr, engine);
@@ -375,12 +358,6 @@ MatmulCache& thread_matmul_cache() {
   return cache;
 }
 
-// Streams are not meant to be shared between threads; one per calling thread.
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
-
 // oneDNN's threads come from OpenMP, read when a primitive is created and run; this
 // sets the calling thread's OpenMP count for one call and puts it back afterwards.
 class OmpThreadsScope {
@@ -420,9 +397,9 @@ bool onednn_gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, i
   matmul.b.set_data_handle(const_cast<float*>(b));
   matmul.c.set_data_handle(c);
   if (matmul.scratchpad) {
-    matmul.scratchpad.set_data_handle(thread_scratchpad(matmul.scratchpad.get_desc().get_size()));
+    matmul.scratchpad.set_data_handle(onednn::thread_scratchpad<GemmScratchpad>(matmul.scratchpad.get_desc().get_size()));
   }
-  dnnl::stream& stream = thread_stream();
+  dnnl::stream& stream = onednn::thread_stream();
   matmul.primitive.execute(stream, matmul.args);
   stream.wait();
   return true;
