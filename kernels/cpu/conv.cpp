@@ -267,21 +267,7 @@ ConvCache& thread_conv_cache() {
   return cache;
 }
 
-// oneDNN takes its threads from OpenMP; restore the caller's count afterwards.
-class OmpThreadsScope {
- public:
-  explicit OmpThreadsScope(int threads) : saved_(omp_get_max_threads()) {
-    if (saved_ != threads) omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() {
-    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-  }
-  OmpThreadsScope(const OmpThreadsScope&) = delete;
-  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
-
- private:
-  int saved_;
-};
+using onednn::OmpThreadsScope;
 
 // Threads pay from a few MFLOP on, as for oneDNN's matmul (Note [GEMM threads]).
 int conv_threads(const Conv2dGeometry& g) {

@@ -358,22 +358,7 @@ MatmulCache& thread_matmul_cache() {
   return cache;
 }
 
-// oneDNN's threads come from OpenMP, read when a primitive is created and run; this
-// sets the calling thread's OpenMP count for one call and puts it back afterwards.
-class OmpThreadsScope {
- public:
-  explicit OmpThreadsScope(int threads) : saved_(omp_get_max_threads()) {
-    if (saved_ != threads) omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() {
-    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-  }
-  OmpThreadsScope(const OmpThreadsScope&) = delete;
-  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
-
- private:
-  int saved_;
-};
+using onednn::OmpThreadsScope;
 
 // Requires m, n, k > 0 and alpha != 0 (oneDNN 2.6 dies with SIGFPE creating a k == 0
 // matmul); the callers handle those cases. Returns false, having done nothing, when

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include <cstddef>
 #include <memory>
@@ -29,5 +30,22 @@ void* thread_scratchpad(size_t bytes) {
   }
   return buffer.get();
 }
+
+// oneDNN's threads come from OpenMP, read when a primitive is created and run;
+// this sets the calling thread's OpenMP count for one call and puts it back.
+class OmpThreadsScope {
+ public:
+  explicit OmpThreadsScope(int threads) : saved_(omp_get_max_threads()) {
+    if (saved_ != threads) omp_set_num_threads(threads);
+  }
+  ~OmpThreadsScope() {
+    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+  }
+  OmpThreadsScope(const OmpThreadsScope&) = delete;
+  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 }  // namespace gradiens::kernels::cpu::onednn
