@@ -4,6 +4,7 @@
 
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/checkpoint.h"
+#include "engine/autograd/forward_ad.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/convolution.h"
@@ -14,3 +15,4 @@
 #include "engine/sparse.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"
+#include "nn/nn.h"

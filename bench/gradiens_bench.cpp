@@ -179,6 +179,31 @@ void conv2d_workload(const Options& options) {
              "conv 1->32 k3, relu, maxpool 2, conv 32->64 k3 on [128, 1, 28, 28] f32, forward + backward");
 }
 
+// conv2d's workload in channels_last: input and weights NHWC/OHWI, as after PyTorch's
+// model.to(memory_format=torch.channels_last), so conv, pool and their backward run on
+// NHWC data. relu is taken on the NHWC view because the elementwise ops write
+// row-major outputs (PyTorch's keep the input's layout); without it the second
+// half would run NCHW.
+void conv2d_nhwc_workload(const Options& options) {
+  gd::manual_seed(0);
+  const auto f32 = gd::TensorOptions().dtype(gd::kFloat32);
+  const gd::Tensor x = gd::randn({128, 1, 28, 28}, f32).contiguous(gd::channels_last);
+  gd::Tensor w1 = (gd::randn({32, 1, 3, 3}, f32) * 0.3).contiguous(gd::channels_last).requires_grad_();
+  gd::Tensor b1 = gd::zeros({32}, f32).requires_grad_();
+  gd::Tensor w2 = (gd::randn({64, 32, 3, 3}, f32) * 0.06).contiguous(gd::channels_last).requires_grad_();
+  gd::Tensor b2 = gd::zeros({64}, f32).requires_grad_();
+  auto nhwc_relu = [](const gd::Tensor& t) { return gd::relu(t.permute({0, 2, 3, 1})).permute({0, 3, 1, 2}); };
+  Timing t = time_calls(
+      [&] {
+        for (gd::Tensor* p : {&w1, &b1, &w2, &b2}) *p = p->detach().requires_grad_();
+        gd::Tensor h = gd::max_pool2d(nhwc_relu(gd::conv2d(x, w1, b1)), 2);
+        gd::conv2d(h, w2, b2).sum().backward();
+      },
+      3, options.repeat > 0 ? options.repeat : 21);
+  print_line("conv2d_nhwc", options.threads, t,
+             "conv2d's workload with channels_last input and weights (NHWC throughout), forward + backward");
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -190,6 +215,7 @@ const std::vector<Workload>& workloads() {
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},
       {"conv2d", conv2d_workload},
+      {"conv2d_nhwc", conv2d_nhwc_workload},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
       {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
   };

@@ -1,7 +1,8 @@
 # Finds gradiens' dependencies, all from Debian packages: OpenMP, fmt, OpenBLAS,
-# oneDNN, Google Highway, SLEEF and Random123 (header-only).
+# oneDNN, Google Highway, SLEEF, Random123 and nlohmann-json (both header-only).
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(fmt REQUIRED)
+find_package(nlohmann_json REQUIRED)
 find_package(hwy REQUIRED CONFIG)
 find_package(dnnl REQUIRED CONFIG)
 

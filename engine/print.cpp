@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -23,29 +22,14 @@ constexpr int kLineWidth = 80;
 constexpr int64_t kThreshold = 1000;  // more elements than this are summarized
 constexpr int64_t kEdgeItems = 3;     // elements kept at each end of a summarized dim
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
 // An element as Python sees it after .item(): a double for floating dtypes, an
 // integer otherwise (bool as 0/1).
 double read_floating(const char* p, ScalarType dtype) {
   switch (dtype) {
     case ScalarType::Float32: { float v; std::memcpy(&v, p, sizeof v); return v; }
     case ScalarType::Float64: { double v; std::memcpy(&v, p, sizeof v); return v; }
-    case ScalarType::Float16: { uint16_t v; std::memcpy(&v, p, sizeof v); return half_to_float(v); }
-    case ScalarType::BFloat16: {
-      uint16_t v;
-      std::memcpy(&v, p, sizeof v);
-      return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
-    }
+    case ScalarType::Float16: { Half v; std::memcpy(&v, p, sizeof v); return v; }
+    case ScalarType::BFloat16: { BFloat16 v; std::memcpy(&v, p, sizeof v); return v; }
     default: return 0;
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/reduced_float.h"
 #include "kernels/scalar_type.h"
 
 namespace gradiens {
@@ -16,6 +17,8 @@ class Scalar {
   Scalar() : kind_(Kind::Integral), i_(0) {}
   Scalar(double v) : kind_(Kind::Floating), d_(v) {}
   Scalar(float v) : kind_(Kind::Floating), d_(v) {}
+  Scalar(Half v) : Scalar(static_cast<float>(v)) {}
+  Scalar(BFloat16 v) : Scalar(static_cast<float>(v)) {}
   Scalar(bool v) : kind_(Kind::Boolean), i_(v) {}
   template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
   Scalar(I v) : kind_(Kind::Integral), i_(static_cast<int64_t>(v)) {}

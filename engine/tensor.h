@@ -95,6 +95,11 @@ class Tensor {
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   size_t element_size() const { return gradiens::element_size(dtype()); }
   bool is_contiguous() const { return checked().is_contiguous; }
+  // Whether the strides are those `memory_format` gives these sizes (ChannelsLast: 4-d NHWC order).
+  bool is_contiguous(MemoryFormat memory_format) const;
+  // ChannelsLast for a 4-d tensor whose strides are NHWC-ordered (ChannelsLast3d for
+  // 5-d NDHWC), otherwise Contiguous, as PyTorch's suggest_memory_format.
+  MemoryFormat suggest_memory_format() const;
   bool is_floating_point() const { return gradiens::is_floating_point(dtype()); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
@@ -115,10 +120,17 @@ class Tensor {
   Tensor to(Device device, bool copy = false) const;
   Tensor to(const TensorOptions& options, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
-  Tensor contiguous() const;
-  Tensor clone() const;
+  // The tensor itself when it is already contiguous in `memory_format`, else a copy that is.
+  Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
+  // A copy; Preserve keeps the strides of a dense non-overlapping tensor (a
+  // transposed or channels_last one) and makes any other row-major, as PyTorch.
+  Tensor clone(MemoryFormat memory_format = MemoryFormat::Preserve) const;
   Tensor detach() const;
   Tensor& detach_();
+  // Replaces this tensor's storage, geometry and dtype with new_data's, keeping
+  // its identity and autograd flags (PyTorch's `param.data = ...`): how
+  // Module::to converts parameters that optimizers already hold.
+  void set_data(const Tensor& new_data) const;
 
   // ---- autograd ----
   bool requires_grad() const { return checked().requires_grad; }

@@ -64,6 +64,11 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;
   std::shared_ptr<Node> grad_accumulator;
 
+  // Forward-mode AD: the tangent of a dual tensor, valid while the dual level
+  // `fw_level` is the current one (engine/autograd/forward_ad.h).
+  std::shared_ptr<TensorImpl> fw_grad;
+  uint64_t fw_level = 0;
+
   // Set only for a sparse COO tensor (engine/sparse.h), whose storage is empty.
   std::shared_ptr<SparseCOO> sparse;
 };

@@ -9,6 +9,15 @@
 
 namespace gradiens {
 
+// How a dense 4-d (5-d) tensor lays its elements out in memory, as in PyTorch:
+// Contiguous is NCHW row-major, ChannelsLast is NHWC (strides ordered
+// C < W < H < N), Preserve keeps the layout of the tensor it is derived from.
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+constexpr MemoryFormat contiguous_format = MemoryFormat::Contiguous;
+constexpr MemoryFormat preserve_format = MemoryFormat::Preserve;
+constexpr MemoryFormat channels_last = MemoryFormat::ChannelsLast;
+constexpr MemoryFormat channels_last_3d = MemoryFormat::ChannelsLast3d;
+
 class TensorOptions {
  public:
   TensorOptions() = default;
@@ -19,21 +28,26 @@ class TensorOptions {
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
   TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+  TensorOptions memory_format(MemoryFormat f) const { auto o = *this; o.memory_format_ = f; return o; }
 
   ScalarType dtype() const { return dtype_.value_or(kFloat32); }
   Device device() const { return device_.value_or(Device(kCPU)); }
   bool requires_grad() const { return requires_grad_; }
   bool has_dtype() const { return dtype_.has_value(); }
   bool has_device() const { return device_.has_value(); }
+  MemoryFormat memory_format() const { return memory_format_.value_or(MemoryFormat::Contiguous); }
+  bool has_memory_format() const { return memory_format_.has_value(); }
 
  private:
   std::optional<ScalarType> dtype_;
   std::optional<Device> device_;
+  std::optional<MemoryFormat> memory_format_;
   bool requires_grad_ = false;
 };
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+inline TensorOptions memory_format(MemoryFormat f) { return TensorOptions().memory_format(f); }
 
 }  // namespace gradiens

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "kernels/error.h"
+#include "kernels/reduced_float.h"
 
 namespace gradiens {
 
-// float16/bfloat16 have their slots reserved; their arithmetic comes later.
 enum class ScalarType : int8_t { UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Bool };
 
 constexpr ScalarType kUInt8 = ScalarType::UInt8, kByte = ScalarType::UInt8;
@@ -39,6 +40,8 @@ constexpr size_t element_size(ScalarType t) {
 constexpr bool is_floating_point(ScalarType t) {
   return t == kFloat32 || t == kFloat64 || t == kFloat16 || t == kBFloat16;
 }
+// float16 and bfloat16: stored in 16 bits, computed in float32.
+constexpr bool is_reduced_floating_point(ScalarType t) { return t == kFloat16 || t == kBFloat16; }
 constexpr bool is_integral(ScalarType t, bool include_bool) {
   return t == kUInt8 || t == kInt32 || t == kInt64 || (include_bool && t == kBool);
 }
@@ -52,7 +55,7 @@ std::string_view legacy_tensor_type_name(ScalarType t);
 // bool < uint8 < int32 < int64 < floating; between two floating types the wider.
 ScalarType promote_types(ScalarType a, ScalarType b);
 
-// C++ type of each dtype (float16/bfloat16 have none yet).
+// C++ type of each dtype.
 template <ScalarType> struct CppType;
 template <> struct CppType<ScalarType::UInt8> { using type = uint8_t; };
 template <> struct CppType<ScalarType::Int32> { using type = int32_t; };
@@ -60,6 +63,8 @@ template <> struct CppType<ScalarType::Int64> { using type = int64_t; };
 template <> struct CppType<ScalarType::Float32> { using type = float; };
 template <> struct CppType<ScalarType::Float64> { using type = double; };
 template <> struct CppType<ScalarType::Bool> { using type = bool; };
+template <> struct CppType<ScalarType::Float16> { using type = Half; };
+template <> struct CppType<ScalarType::BFloat16> { using type = BFloat16; };
 
 template <class T> constexpr ScalarType scalar_type_of();
 template <> constexpr ScalarType scalar_type_of<uint8_t>() { return kUInt8; }
@@ -68,18 +73,38 @@ template <> constexpr ScalarType scalar_type_of<int64_t>() { return kInt64; }
 template <> constexpr ScalarType scalar_type_of<float>() { return kFloat32; }
 template <> constexpr ScalarType scalar_type_of<double>() { return kFloat64; }
 template <> constexpr ScalarType scalar_type_of<bool>() { return kBool; }
+template <> constexpr ScalarType scalar_type_of<Half>() { return kFloat16; }
+template <> constexpr ScalarType scalar_type_of<BFloat16>() { return kBFloat16; }
 
 [[noreturn]] void throw_unsupported_dtype(std::string_view op, ScalarType t);
 
 // The one dtype dispatch: calls f.template operator()<T>() for the C++ type of
 // `t`, or throws naming `op` when the dtype is not in the family.
 //   dispatch_floating(dt, "exp", [&]<class T> { ... });
+// The families:
+//   dispatch_floating               float, double: kernels that exist only for
+//                                   those two (BLAS, LAPACK, the vectorized math)
+//   dispatch_floating_and_reduced   + Half, BFloat16
+//   dispatch_numeric                float, double, int64, int32, uint8
+//   dispatch_numeric_and_reduced    + Half, BFloat16
+//   dispatch_all                    every dtype (data movement, comparisons)
+// A loop over Half/BFloat16 computes in opmath_t<T> (float) and rounds once per
+// stored result; an accumulator must be opmath_t<T> or wider, never T.
 template <class F>
 decltype(auto) dispatch_floating(ScalarType t, std::string_view op, F&& f) {
   switch (t) {
     case ScalarType::Float32: return f.template operator()<float>();
     case ScalarType::Float64: return f.template operator()<double>();
     default: throw_unsupported_dtype(op, t);
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_floating_and_reduced(ScalarType t, std::string_view op, F&& f) {
+  switch (t) {
+    case ScalarType::Float16: return f.template operator()<Half>();
+    case ScalarType::BFloat16: return f.template operator()<BFloat16>();
+    default: return dispatch_floating(t, op, std::forward<F>(f));
   }
 }
 
@@ -96,9 +121,18 @@ decltype(auto) dispatch_numeric(ScalarType t, std::string_view op, F&& f) {
 }
 
 template <class F>
+decltype(auto) dispatch_numeric_and_reduced(ScalarType t, std::string_view op, F&& f) {
+  switch (t) {
+    case ScalarType::Float16: return f.template operator()<Half>();
+    case ScalarType::BFloat16: return f.template operator()<BFloat16>();
+    default: return dispatch_numeric(t, op, std::forward<F>(f));
+  }
+}
+
+template <class F>
 decltype(auto) dispatch_all(ScalarType t, std::string_view op, F&& f) {
   if (t == ScalarType::Bool) return f.template operator()<bool>();
-  return dispatch_numeric(t, op, std::forward<F>(f));
+  return dispatch_numeric_and_reduced(t, op, std::forward<F>(f));
 }
 
 }  // namespace gradiens

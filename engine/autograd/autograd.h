@@ -31,6 +31,12 @@ struct GradcheckOptions {
   double atol = 1e-5;
   double rtol = 1e-3;
   bool raise_exception = true;  // throw an Error describing the mismatch, or return false
+  // Also check forward-mode AD: each Jacobian column J e_m from dual tensors
+  // (engine/autograd/forward_ad.h) against the same finite differences.
+  bool check_forward_ad = false;
+  // Check the reverse-mode Jacobian (turn off to check forward mode alone, e.g.
+  // for a function that runs under NoGradGuard).
+  bool check_backward_ad = true;
 };
 
 // Compares the analytic Jacobian of `fn` at `inputs` (float64, those that

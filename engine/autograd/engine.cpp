@@ -410,6 +410,25 @@ Tensor Tensor::detach() const {
   return Tensor(std::move(impl));
 }
 
+void Tensor::set_data(const Tensor& new_data) const {
+  TensorImpl& impl = checked();
+  const TensorImpl& src = *new_data.impl();
+  GD_CHECK(!(impl.requires_grad && !gradiens::is_floating_point(src.dtype)),
+           fmt::format("set_data: a tensor that requires grad cannot take {} data", dtype_name(src.dtype)));
+  // A gradient, or a gradient accumulator (which records the leaf's dtype and
+  // shape), of the old dtype or shape no longer matches the new data.
+  if (impl.dtype != src.dtype || impl.sizes != src.sizes) {
+    impl.grad.reset();
+    impl.grad_accumulator.reset();
+  }
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.storage_offset = src.storage_offset;
+  impl.dtype = src.dtype;
+  impl.refresh_geometry();
+}
+
 Tensor& Tensor::detach_() {
   TensorImpl& impl = checked();
   impl.grad_fn.reset();

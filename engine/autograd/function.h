@@ -1,10 +1,14 @@
 // apply<Op>: runs an op's forward and, when grad mode is on and an input
 // requires grad, records a FunctionNode<Op> whose backward is Op::backward.
 // An op is a struct with `name`, `forward(Ctx&, args...)` and
-// `backward(Ctx&, grad)`, written side by side (STYLE.md habit 2).
+// `backward(Ctx&, grad)`, written side by side (STYLE.md habit 2), and
+// optionally `jvp(out, tangents, args...)`, its forward-mode formula.
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <concepts>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <type_traits>
@@ -89,16 +93,76 @@ bool requires_grad_arg(const T&) {
   return false;
 }
 
-inline void add_edge_arg(Node& node, Ctx& ctx, const Tensor& t) {
-  Edge e = t.defined() && t.requires_grad() ? gradient_edge(t) : Edge();
-  ctx.push_needs_grad(e.is_valid());
-  node.add_next_edge(std::move(e));
+// ---- forward-mode AD (engine/autograd/forward_ad.cpp) ----
+extern std::atomic<uint64_t> current_dual_level;  // 0 while no DualLevel is open
+// Set while an op computes its forward or its tangent: the ops it calls
+// internally are implementation details whose tangents nobody reads.
+extern thread_local bool forward_ad_paused;
+inline bool forward_ad_enabled() {
+  return current_dual_level.load(std::memory_order_relaxed) != 0 && !forward_ad_paused;
 }
-inline void add_edge_arg(Node& node, Ctx& ctx, const std::vector<Tensor>& ts) {
-  for (const auto& t : ts) add_edge_arg(node, ctx, t);
+class PauseForwardAD {
+ public:
+  PauseForwardAD() : previous_(forward_ad_paused) { forward_ad_paused = true; }
+  ~PauseForwardAD() { forward_ad_paused = previous_; }
+  PauseForwardAD(const PauseForwardAD&) = delete;
+  PauseForwardAD& operator=(const PauseForwardAD&) = delete;
+
+ private:
+  bool previous_;
+};
+bool has_tangent(const Tensor& t);
+// The tangent of `t` at the open level, or an undefined tensor.
+Tensor tangent_of(const Tensor& t);
+// Attaches `tangent` (broadcast to out's shape, cast to its dtype) to `out` at
+// the open level; an undefined tangent or an integer `out` gets none.
+void set_tangent(const Tensor& out, Tensor tangent);
+// J t from a backward formula by the double-backward trick (Note [Dual levels]).
+Tensor tangent_by_double_backward(const std::function<GradList(const Tensor&)>& backward, const Tensor& out,
+                                  const GradList& tangents);
+
+inline bool has_tangent_arg(const Tensor& t) { return has_tangent(t); }
+inline bool has_tangent_arg(const std::vector<Tensor>& ts) {
+  for (const auto& t : ts)
+    if (has_tangent(t)) return true;
+  return false;
 }
 template <class T>
-void add_edge_arg(Node&, Ctx&, const T&) {}
+bool has_tangent_arg(const T&) {
+  return false;
+}
+
+inline void collect_tangent_arg(GradList& tangents, const Tensor& t) { tangents.push_back(tangent_of(t)); }
+inline void collect_tangent_arg(GradList& tangents, const std::vector<Tensor>& ts) {
+  for (const auto& t : ts) tangents.push_back(tangent_of(t));
+}
+template <class T>
+void collect_tangent_arg(GradList&, const T&) {}
+
+template <class Op, class... Args>
+concept HasJvp = requires(const Tensor& out, const GradList& tangents, const Args&... args) {
+  { Op::jvp(out, tangents, args...) } -> std::convertible_to<Tensor>;
+};
+
+// An input gets a gradient from backward when it has an edge or (under forward
+// AD) a tangent the double-backward trick needs.
+inline void add_edge_arg(Node& node, Ctx& ctx, bool dual, const Tensor& t) {
+  Edge e = t.defined() && t.requires_grad() ? gradient_edge(t) : Edge();
+  ctx.push_needs_grad(e.is_valid() || (dual && has_tangent(t)));
+  node.add_next_edge(std::move(e));
+}
+inline void add_edge_arg(Node& node, Ctx& ctx, bool dual, const std::vector<Tensor>& ts) {
+  for (const auto& t : ts) add_edge_arg(node, ctx, dual, t);
+}
+template <class T>
+void add_edge_arg(Node&, Ctx&, bool, const T&) {}
+
+inline void add_tangent_need_arg(Ctx& ctx, const Tensor& t) { ctx.push_needs_grad(has_tangent(t)); }
+inline void add_tangent_need_arg(Ctx& ctx, const std::vector<Tensor>& ts) {
+  for (const auto& t : ts) ctx.push_needs_grad(has_tangent(t));
+}
+template <class T>
+void add_tangent_need_arg(Ctx&, const T&) {}
 
 inline bool same_impl_arg(const Tensor& out, const Tensor& t) { return out.is_same(t); }
 inline bool same_impl_arg(const Tensor& out, const std::vector<Tensor>& ts) {
@@ -120,31 +184,74 @@ void set_history(Tensor& output, const std::shared_ptr<Node>& node);
 void record_anomaly_context(Node& node);
 bool anomaly_mode_enabled();
 
+// The output tangent of Op under forward AD: its jvp formula when it has one,
+// else the double-backward trick on its backward formula (which needs `ctx`
+// to have recorded its saved tensors).
+template <class Op, class... Args>
+Tensor forward_tangent(Ctx& ctx, const Tensor& out, const Args&... args) {
+  GradList tangents;
+  (collect_tangent_arg(tangents, args), ...);
+  if constexpr (HasJvp<Op, Args...>) {
+    return Op::jvp(out, tangents, args...);
+  } else {
+    return tangent_by_double_backward([&ctx](const Tensor& g) { return Op::backward(ctx, g); }, out, tangents);
+  }
+}
+
 }  // namespace detail
+
+// Whether anyone will differentiate a result computed from `t`: reverse mode
+// (grad mode on and t requires grad) or forward mode (t is a dual tensor). Ops
+// that skip derivative-only work (singular vectors, gathers) test this.
+inline bool derivative_needed(const Tensor& t) {
+  return (GradMode::is_enabled() && t.requires_grad()) || (detail::forward_ad_enabled() && detail::has_tangent(t));
+}
+
+// For jvp formulas, where an undefined tangent stands for zeros: the sum of
+// two tangents (undefined when both are), and a tangent made concrete.
+Tensor add_tangents(const Tensor& a, const Tensor& b);
+Tensor tangent_or_zeros(const Tensor& tangent, const Tensor& like);
 
 // Runs Op::forward(ctx, args...), recording a node if any Tensor argument
 // requires grad and grad mode is on. The gradient list Op::backward returns
-// has one entry per Tensor argument (vector<Tensor> arguments count each element).
+// has one entry per Tensor argument (vector<Tensor> arguments count each
+// element). Under forward AD, an output of an op with a dual input gets a tangent.
 template <class Op, class... Args>
 Tensor apply(const Args&... args) {
-  if (!GradMode::is_enabled() || !(detail::requires_grad_arg(args) || ...)) {
+  const bool record = GradMode::is_enabled() && (detail::requires_grad_arg(args) || ...);
+  const bool dual = detail::forward_ad_enabled() && (detail::has_tangent_arg(args) || ...);
+  if (!record && (!dual || detail::HasJvp<Op, Args...>)) {
     Ctx ctx;
-    return Op::forward(ctx, args...);
+    if (!dual) return Op::forward(ctx, args...);
+    detail::PauseForwardAD pause;
+    Tensor out = Op::forward(ctx, args...);
+    if ((detail::same_impl_arg(out, args) || ...)) out = detail::fresh_alias(out);
+    detail::set_tangent(out, detail::forward_tangent<Op>(ctx, out, args...));
+    return out;
   }
   auto node = std::make_shared<FunctionNode<Op>>();
   Ctx& ctx = node->ctx;
   ctx.set_recording(true);
   ctx.set_owner(node.get());
-  (detail::add_edge_arg(*node, ctx, args), ...);
+  if (record) (detail::add_edge_arg(*node, ctx, dual, args), ...);
+  else (detail::add_tangent_need_arg(ctx, args), ...);
   Tensor out;
   {
     AutoGradMode no_grad(false);
+    detail::PauseForwardAD pause;
     out = Op::forward(ctx, args...);
   }
-  if ((detail::same_impl_arg(out, args) || ...)) out = detail::fresh_alias(out);
-  else ctx.convert_saved_outputs(out);
-  detail::set_history(out, node);
-  if (detail::anomaly_mode_enabled()) detail::record_anomaly_context(*node);
+  const bool aliases_input = (detail::same_impl_arg(out, args) || ...);
+  if (aliases_input) out = detail::fresh_alias(out);
+  if (record) {
+    if (!aliases_input) ctx.convert_saved_outputs(out);
+    detail::set_history(out, node);
+    if (detail::anomaly_mode_enabled()) detail::record_anomaly_context(*node);
+  }
+  if (dual) {
+    detail::PauseForwardAD pause;
+    detail::set_tangent(out, detail::forward_tangent<Op>(ctx, out, args...));
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/autograd/autograd.h"
+#include "engine/autograd/forward_ad.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
 
@@ -20,6 +21,31 @@ std::vector<Tensor> evaluate(const TensorFunction& fn, const std::vector<Tensor>
   std::vector<Tensor> out = fn(inputs);
   for (auto& t : out) t = t.detach().to(kFloat64, /*copy=*/true).contiguous();
   return out;
+}
+
+// Column m of the Jacobian of every output with respect to input `which`, by
+// forward mode: the inputs become dual tensors whose tangents are zero except
+// the unit vector e_m on input `which`.
+std::vector<Tensor> forward_column(const TensorFunction& fn, const std::vector<Tensor>& inputs, size_t which,
+                                   int64_t m) {
+  forward_ad::DualLevel level;
+  std::vector<Tensor> duals = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
+    Tensor tangent = zeros(inputs[i].sizes(), inputs[i].options());
+    if (i == which) {
+      NoGradGuard no_grad;
+      tangent.view({-1}).select(0, m).fill_(1.0);
+    }
+    duals[i] = forward_ad::make_dual(inputs[i], tangent);
+  }
+  std::vector<Tensor> columns;
+  for (const Tensor& out : fn(duals)) {
+    Tensor t = forward_ad::unpack_dual(out).tangent;
+    columns.push_back(t.defined() ? t.detach().to(kFloat64, /*copy=*/true).contiguous()
+                                  : zeros(out.sizes(), TensorOptions().dtype(kFloat64)));
+  }
+  return columns;
 }
 
 bool fail(const GradcheckOptions& options, const std::string& message) {
@@ -63,7 +89,7 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
     std::vector<std::vector<double>> analytic(diff_inputs.size());
     for (size_t j = 0; j < diff_inputs.size(); ++j)
       analytic[j].assign(static_cast<size_t>(n_out * diff_inputs[j].numel()), 0.0);
-    if (out.requires_grad()) {
+    if (options.check_backward_ad && out.requires_grad()) {
       for (int64_t k = 0; k < n_out; ++k) {
         Tensor seed = zeros(out.sizes(), out.options());
         {
@@ -104,14 +130,23 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
         *elem = original;
         const double* pp = plus[o].data_ptr<double>();
         const double* pm = minus[o].data_ptr<double>();
+        Tensor column;
+        if (options.check_forward_ad) column = forward_column(fn, inputs, diff_index[j], m)[o];
         for (int64_t k = 0; k < n_out; ++k) {
           double numerical = (pp[k] - pm[k]) / (2 * options.eps);
+          auto close = [&](double a) { return std::abs(a - numerical) <= options.atol + options.rtol * std::abs(numerical); };
           double a = analytic[j][static_cast<size_t>(k * n_in + m)];
-          if (!(std::abs(a - numerical) <= options.atol + options.rtol * std::abs(numerical)))
+          if (options.check_backward_ad && !close(a))
             return fail(options,
                         fmt::format("Jacobian mismatch for output {} with respect to input {},\nnumerical:{}\n"
                                     "analytical:{}\n(at output element {}, input element {})",
                                     o, diff_index[j], numerical, a, k, m));
+          double f = options.check_forward_ad ? column.data_ptr<double>()[k] : numerical;
+          if (!close(f))
+            return fail(options,
+                        fmt::format("Jacobian computed with forward mode mismatch for output {} with respect to input "
+                                    "{},\nnumerical:{}\nanalytical:{}\n(at output element {}, input element {})",
+                                    o, diff_index[j], numerical, f, k, m));
         }
       }
     }
@@ -162,6 +197,8 @@ bool gradgradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, 
       if (!gs[j].defined()) gs[j] = zeros_like(diff_inputs[j]);
     return gs;
   };
+  options.check_forward_ad = false;  // gradgradcheck checks reverse-over-reverse only
+  options.check_backward_ad = true;
   return gradcheck(first_derivative, inputs, options);
 }
 

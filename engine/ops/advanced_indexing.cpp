@@ -502,8 +502,8 @@ struct IndexAdd {
     ElementwiseIterator iter(r.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{idx.index.data_ptr(), 8, idx.strides},
                                        Operand{source.data_ptr(), esize, r.strides}});
     BadIndex bad;
-    dispatch_numeric(self.dtype(), "index_add_", [&]<class T>() {
-      const T a = alpha.to<T>();
+    dispatch_numeric_and_reduced(self.dtype(), "index_add_", [&]<class T>() {
+      const opmath_t<T> a = alpha.to<opmath_t<T>>();
       // Serial: repeated indices add into the same row.
       for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* src) {
         T& slot = reinterpret_cast<T*>(row)[k * dim_stride];

@@ -27,7 +27,15 @@ Tensor binary_arith(const Tensor& a, const Tensor& b, std::string_view op, F f, 
       return ops.out;
     }
   }
-  dispatch_numeric(ops.out.dtype(), op, [&]<class T>() { elementwise_kernel<T, T, T>(iter, f.template operator()<T>()); });
+  dispatch_numeric_and_reduced(ops.out.dtype(), op, [&]<class T>() {
+    using A = opmath_t<T>;  // float16/bfloat16 compute in float32 and round once
+    if constexpr (std::is_same_v<A, T>) {
+      elementwise_kernel<T, T, T>(iter, f.template operator()<T>());
+    } else {
+      auto kernel = f.template operator()<A>();
+      elementwise_kernel<T, T, T>(iter, [kernel](T x, T y) -> T { return kernel(A(x), A(y)); });
+    }
+  });
   return ops.out;
 }
 
@@ -44,15 +52,18 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
       return out;
     }
   }
-  dispatch_numeric(dt, op, [&]<class T>() {
-    T v = s.to<T>();
-    auto kernel = f.template operator()<T>();
+  // float16/bfloat16 compute in float32 with the scalar as a float32 (PyTorch 2's
+  // opmath scalar; 1.13 rounded the scalar to the tensor's dtype first).
+  dispatch_numeric_and_reduced(dt, op, [&]<class T>() {
+    using A = opmath_t<T>;
+    A v = s.to<A>();
+    auto kernel = f.template operator()<A>();
     if (ac.numel() == 1 && out.numel() == 1) {  // the per-op overhead path
-      *out.data_ptr<T>() = kernel(*ac.data_ptr<T>(), v);
+      *out.data_ptr<T>() = kernel(A(*ac.data_ptr<T>()), v);
       return;
     }
     auto iter = make_iterator(out, {ac});
-    elementwise_kernel<T, T>(iter, [&](T x) { return kernel(x, v); });
+    elementwise_kernel<T, T>(iter, [&](T x) -> T { return kernel(A(x), v); });
   });
   return out;
 }
@@ -81,6 +92,9 @@ struct Add {
   static GradList backward(Ctx& ctx, const Tensor& g) {
     return {g, ctx.needs_input_grad(1) ? (ctx.scalar.to_double() == 1 ? g : g * ctx.scalar) : Tensor()};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, const Tensor&, Scalar alpha) {
+    return add_tangents(t[0], t[1].defined() && alpha.to_double() != 1 ? t[1] * alpha : t[1]);
+  }
 };
 
 struct Sub {
@@ -95,6 +109,9 @@ struct Sub {
   static GradList backward(Ctx& ctx, const Tensor& g) {
     return {g, ctx.needs_input_grad(1) ? (ctx.scalar.to_double() == 1 ? -g : g * (-ctx.scalar.to_double())) : Tensor()};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, const Tensor&, Scalar alpha) {
+    return add_tangents(t[0], t[1].defined() ? t[1] * (-alpha.to_double()) : Tensor());
+  }
 };
 
 struct Mul {
@@ -106,6 +123,9 @@ struct Mul {
   static GradList backward(Ctx& ctx, const Tensor& g) {
     auto [a, b] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? g * b : Tensor(), ctx.needs_input_grad(1) ? g * a : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
+    return add_tangents(t[0].defined() ? t[0] * b : Tensor(), t[1].defined() ? t[1] * a : Tensor());
   }
 };
 
@@ -123,6 +143,9 @@ struct Div {
     auto [a, b] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? g / b : Tensor(), ctx.needs_input_grad(1) ? -g * a / (b * b) : Tensor()};
   }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, const Tensor& b) {
+    return add_tangents(t[0], t[1].defined() ? -t[1] * out : Tensor()) / b;
+  }
 };
 
 struct Pow {
@@ -139,6 +162,10 @@ struct Pow {
     // d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention).
     if (ctx.needs_input_grad(1)) gb = where((a == 0) & (b >= 0), 0.0, g * out * log(a));
     return {ga, gb};
+  }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor& a, const Tensor& b) {
+    return add_tangents(t[0].defined() ? where(b == 0, 0.0, t[0] * b * pow(a, b - 1)) : Tensor(),
+                        t[1].defined() ? where((a == 0) & (b >= 0), 0.0, t[1] * out * log(a)) : Tensor());
   }
 };
 
@@ -160,12 +187,17 @@ struct Extremum {
     Tensor gb = ctx.needs_input_grad(1) ? where(tie, half, where(a_wins, 0.0, g)) : Tensor();
     return {ga, gb};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
+    Tensor ta = tangent_or_zeros(t[0], a), tb = tangent_or_zeros(t[1], b);
+    return where(a == b, (ta + tb) * 0.5, where(IsMax ? a > b : a < b, ta, tb));
+  }
 };
 
 struct AddScalar {
   static constexpr std::string_view name = "AddBackward1";
   static Tensor forward(Ctx&, const Tensor& a, Scalar s) { return scalar_arith(a, s, "add", AddFn{1}); }
   static GradList backward(Ctx&, const Tensor& g) { return {g}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, Scalar) { return t[0]; }
 };
 
 struct MulScalar {
@@ -175,12 +207,14 @@ struct MulScalar {
     return scalar_arith(a, s, "mul", MulFn{});
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * ctx.scalar}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, Scalar s) { return t[0] * s; }
 };
 
 struct RSubScalar {  // s - a
   static constexpr std::string_view name = "RsubBackward1";
   static Tensor forward(Ctx&, const Tensor& a, Scalar s) { return scalar_arith(a, s, "rsub", RSubFn{}); }
   static GradList backward(Ctx&, const Tensor& g) { return {-g}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, Scalar) { return -t[0]; }
 };
 
 struct RDivScalar {  // s / a
@@ -194,6 +228,7 @@ struct RDivScalar {  // s / a
     auto [a, out] = ctx.saved<2>();
     return {-g * out / a};
   }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor& a, Scalar) { return -t[0] * out / a; }
 };
 
 struct PowScalar {  // a ^ s
@@ -211,6 +246,13 @@ struct PowScalar {  // a ^ s
     if (e == 2) return {g * a * 2.0};
     return {g * e * pow(a, Scalar(e - 1))};
   }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor& a, Scalar s) {
+    double e = s.to_double();
+    if (e == 0) return zeros_like(out);
+    if (e == 1) return t[0];
+    if (e == 2) return t[0] * a * 2.0;
+    return t[0] * e * pow(a, Scalar(e - 1));
+  }
 };
 
 struct RPowScalar {  // s ^ a
@@ -226,6 +268,11 @@ struct RPowScalar {  // s ^ a
     double s = ctx.scalar.to_double();
     if (s == 0) return {where(out == 0, 0.0, g * out * std::log(s))};
     return {g * out * std::log(s)};
+  }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, Scalar base) {
+    double s = base.to_double();
+    if (s == 0) return where(out == 0, 0.0, t[0] * out * std::log(s));
+    return t[0] * out * std::log(s);
   }
 };
 
@@ -278,6 +325,13 @@ namespace {
 template <class OutOfPlace, class Kernel>
 Tensor& binary_inplace(Tensor& self, const Tensor& other, std::string_view op, OutOfPlace out_of_place, Kernel kernel) {
   if (check_inplace(self, {other}, op)) return commit_inplace(self, out_of_place(self.clone(), other), true);
+  if (is_reduced_floating_point(self.dtype()) && result_type(self, other, op) != self.dtype()) {
+    // A wider operand (float16 += float32): computed in its dtype and rounded
+    // once into self, as PyTorch, rather than rounding the operand to self's first.
+    Tensor result = out_of_place(self, other);
+    check_inplace_output(self, result.sizes(), result.dtype(), op);
+    return commit_inplace(self, result, false);
+  }
   binary_arith(self, other, op, kernel, self);
   self.bump_version();
   return self;

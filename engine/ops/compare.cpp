@@ -81,7 +81,7 @@ struct Clamp {
     ctx.ints = {lo ? 1 : 0, hi ? 1 : 0};
     Tensor out = empty(x.sizes(), x.options());
     auto iter = make_iterator(out, {x});
-    dispatch_numeric(x.dtype(), "clamp", [&]<class T>() {
+    dispatch_numeric_and_reduced(x.dtype(), "clamp", [&]<class T>() {
       bool has_lo = lo.has_value(), has_hi = hi.has_value();
       T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
       elementwise_kernel<T, T>(iter, [=](T v) {
@@ -127,13 +127,13 @@ Tensor isnan(const Tensor& x) {
 }
 Tensor isinf(const Tensor& x) {
   return predicate(x, "isinf", [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isinf(v);
+    if constexpr (is_floating_type_v<decltype(v)>) return std::isinf(v);
     else return false;
   });
 }
 Tensor isfinite(const Tensor& x) {
   return predicate(x, "isfinite", [](auto v) {
-    if constexpr (std::is_floating_point_v<decltype(v)>) return std::isfinite(v);
+    if constexpr (is_floating_type_v<decltype(v)>) return std::isfinite(v);
     else return true;
   });
 }

@@ -1,6 +1,7 @@
 // conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d: PyTorch's checks and
 // messages, dispatch to kernels/cpu/conv.h, and backward formulas built from these
-// same ops (derivative orders are listed in engine/convolution.h).
+// same ops (derivative orders are listed in engine/convolution.h). Channels-last
+// inputs run in NHWC throughout, forward and backward (Note [Channels-last ops]).
 #include "engine/convolution.h"
 
 #include <fmt/format.h>
@@ -20,6 +21,35 @@ namespace gradiens {
 namespace {
 
 using Pair = std::array<int64_t, 2>;
+using kernels::cpu::Layout;
+
+// Note [Channels-last ops]
+// As in PyTorch, a 4-d input whose strides are channels_last (suggest_memory_format)
+// makes these ops run on its NHWC data as it is, give a channels_last output, and
+// give a channels_last gradient, whatever layout the incoming gradient has (it is
+// made NHWC if it is not). conv2d also runs NHWC when only its weight is
+// channels_last (then the input is made NHWC). The choice is made once in forward
+// and kept in the node, so backward and double backward stay in the same layout.
+
+Layout layout_of(MemoryFormat memory_format) {
+  return memory_format == MemoryFormat::ChannelsLast ? Layout::NHWC : Layout::NCHW;
+}
+
+// The layout of a 4-d (or 3-d unbatched) input for the pooling kernels.
+MemoryFormat pool_format(const Tensor& input) {
+  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast
+             ? MemoryFormat::ChannelsLast
+             : MemoryFormat::Contiguous;
+}
+
+// A weight dense in one of the two orders the kernels take: OHWI for a
+// channels_last weight, OIHW otherwise (itself when it already is).
+Tensor dense_weight(const Tensor& weight) {
+  if (weight.is_contiguous() || weight.is_contiguous(MemoryFormat::ChannelsLast)) return weight;
+  return weight.contiguous(weight.suggest_memory_format() == MemoryFormat::ChannelsLast ? MemoryFormat::ChannelsLast
+                                                                                         : MemoryFormat::Contiguous);
+}
+Layout weight_layout_of(const Tensor& dense) { return dense.is_contiguous() ? Layout::NCHW : Layout::NHWC; }
 
 // One value for both spatial dims, or (height, width).
 Pair pair_of(IntArrayRef values, std::string_view what) {
@@ -40,7 +70,16 @@ std::string_view c10_name(ScalarType t) {
 struct ConvParams {
   Pair stride, padding, dilation;
   int64_t groups;
+  MemoryFormat memory_format = MemoryFormat::Contiguous;  // of input, output and their gradients
 };
+
+// PyTorch's rule (mkldnn_conv_use_channels_last): NHWC when input or weight is channels_last.
+MemoryFormat conv_format(const Tensor& input, const Tensor& weight) {
+  return input.suggest_memory_format() == MemoryFormat::ChannelsLast ||
+                 weight.suggest_memory_format() == MemoryFormat::ChannelsLast
+             ? MemoryFormat::ChannelsLast
+             : MemoryFormat::Contiguous;
+}
 
 DimVector conv_output_size(IntArrayRef input, IntArrayRef weight, const ConvParams& p) {
   DimVector out{input[0], weight[0]};
@@ -49,45 +88,65 @@ DimVector conv_output_size(IntArrayRef input, IntArrayRef weight, const ConvPara
   return out;
 }
 
-kernels::cpu::Conv2dGeometry conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p) {
+// The kernels' geometry for dense operands in p's layout and the weight in weight_layout.
+kernels::cpu::Conv2dGeometry conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
+                                           Layout weight_layout) {
   const DimVector out = conv_output_size(input, weight, p);
-  return {input[0],    input[1],    input[2],    input[3],    weight[0],     weight[2],     weight[3], out[2],
-          out[3],      p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1],
-          p.groups};
+  kernels::cpu::Conv2dGeometry g{input[0],     input[1],      input[2],      input[3],      weight[0],
+                                 weight[2],    weight[3],     out[2],        out[3],        p.stride[0],
+                                 p.stride[1],  p.padding[0],  p.padding[1],  p.dilation[0], p.dilation[1],
+                                 p.groups};
+  g.layout = layout_of(p.memory_format);
+  g.weight_layout = weight_layout;
+  return g;
+}
+
+DimVector conv_ints(const ConvParams& p) {
+  return {p.stride[0],   p.stride[1],   p.padding[0], p.padding[1],
+          p.dilation[0], p.dilation[1], p.groups,     static_cast<int64_t>(p.memory_format)};
 }
 
 Tensor conv2d_4d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p);
 Tensor conv_backward_input_4d(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
                               const ConvParams& p);
+// The weight gradient comes out in weight_format (the weight's own layout when
+// called from conv2d's backward, so that .grad matches its parameter as PyTorch's does).
 Tensor conv_backward_weight_4d(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
-                               const ConvParams& p);
+                               const ConvParams& p, MemoryFormat weight_format);
+
+MemoryFormat weight_format_of(const Tensor& weight) {
+  return weight.suggest_memory_format() == MemoryFormat::ChannelsLast ? MemoryFormat::ChannelsLast
+                                                                      : MemoryFormat::Contiguous;
+}
 
 struct Conv2dOp {
   static constexpr std::string_view name = "ConvolutionBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const ConvParams& p) {
-    const Tensor x = input.contiguous(), w = weight.contiguous();
+    const Tensor x = input.contiguous(p.memory_format), w = dense_weight(weight);
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p);
-    Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options());
+    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
+    Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(p.memory_format));
     dispatch_floating(x.dtype(), "conv2d", [&]<class T>() {
       kernels::cpu::conv2d_forward(g, x.data_ptr<T>(), w.data_ptr<T>(), b.defined() ? b.data_ptr<T>() : nullptr,
                                    out.data_ptr<T>());
     });
     ctx.save_for_backward(input, weight);
-    ctx.ints = {p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], p.groups};
+    ctx.ints = conv_ints(p);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     auto [input, weight] = ctx.saved<2>();
     const ConvParams p = params_from(ctx);
     return {ctx.needs_input_grad(0) ? conv_backward_input_4d(grad, weight, input.sizes(), p) : Tensor(),
-            ctx.needs_input_grad(1) ? conv_backward_weight_4d(grad, input, weight.sizes(), p) : Tensor(),
+            ctx.needs_input_grad(1)
+                ? conv_backward_weight_4d(grad, input, weight.sizes(), p, weight_format_of(weight))
+                : Tensor(),
             ctx.needs_input_grad(2) ? grad.sum({0, 2, 3}) : Tensor()};
   }
   static ConvParams params_from(const Ctx& ctx) {
     const auto& v = ctx.ints;
-    return {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, v[6]};
+    return {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, v[6], static_cast<MemoryFormat>(v[7])};
   }
 };
 
@@ -97,21 +156,23 @@ struct Conv2dBackwardInputOp {
   static constexpr std::string_view name = "ConvolutionBackwardInputBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& weight, const DimVector& input_size,
                         const ConvParams& p) {
-    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p);
-    Tensor grad_input = empty(input_size, gy.options());
+    const Tensor gy = grad_output.contiguous(p.memory_format), w = dense_weight(weight);
+    const kernels::cpu::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
+    Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_input", [&]<class T>() {
       kernels::cpu::conv2d_backward_input(g, gy.data_ptr<T>(), w.data_ptr<T>(), grad_input.data_ptr<T>());
     });
     ctx.save_for_backward(grad_output, weight);
-    ctx.ints = {p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], p.groups};
+    ctx.ints = conv_ints(p);
     return grad_input;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
     auto [grad_output, weight] = ctx.saved<2>();
     const ConvParams p = Conv2dOp::params_from(ctx);
     return {ctx.needs_input_grad(0) ? conv2d_4d(gg, weight, Tensor(), p) : Tensor(),
-            ctx.needs_input_grad(1) ? conv_backward_weight_4d(grad_output, gg, weight.sizes(), p) : Tensor()};
+            ctx.needs_input_grad(1)
+                ? conv_backward_weight_4d(grad_output, gg, weight.sizes(), p, weight_format_of(weight))
+                : Tensor()};
   }
 };
 
@@ -119,15 +180,15 @@ struct Conv2dBackwardInputOp {
 struct Conv2dBackwardWeightOp {
   static constexpr std::string_view name = "ConvolutionBackwardWeightBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& input, const DimVector& weight_size,
-                        const ConvParams& p) {
-    const Tensor gy = grad_output.contiguous(), x = input.contiguous();
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p);
-    Tensor grad_weight = empty(weight_size, gy.options());
+                        const ConvParams& p, MemoryFormat weight_format) {
+    const Tensor gy = grad_output.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
+    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
+    Tensor grad_weight = empty(weight_size, gy.options().memory_format(weight_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_weight", [&]<class T>() {
       kernels::cpu::conv2d_backward_weight(g, gy.data_ptr<T>(), x.data_ptr<T>(), grad_weight.data_ptr<T>());
     });
     ctx.save_for_backward(grad_output, input);
-    ctx.ints = {p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], p.groups};
+    ctx.ints = conv_ints(p);
     return grad_weight;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -146,8 +207,8 @@ Tensor conv_backward_input_4d(const Tensor& grad_output, const Tensor& weight, I
   return apply<Conv2dBackwardInputOp>(grad_output, weight, input_size.dims(), p);
 }
 Tensor conv_backward_weight_4d(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
-                               const ConvParams& p) {
-  return apply<Conv2dBackwardWeightOp>(grad_output, input, weight_size.dims(), p);
+                               const ConvParams& p, MemoryFormat weight_format) {
+  return apply<Conv2dBackwardWeightOp>(grad_output, input, weight_size.dims(), p, weight_format);
 }
 
 ConvParams conv_params(IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
@@ -172,6 +233,7 @@ void check_same_dtype(const Tensor& expected, const Tensor& found) {
 struct PoolParams {
   Pair kernel, stride, padding, dilation;
   bool ceil_mode;
+  MemoryFormat memory_format = MemoryFormat::Contiguous;  // of input, output and their gradients
 };
 
 // PyTorch's pooling_output_shape: with ceil_mode the last window may hang over the
@@ -224,12 +286,22 @@ DimVector pool_output_size(const Tensor& input, const PoolParams& p) {
   return out;
 }
 
+// For a [N, C, H, W] or unbatched [C, H, W] input.
 kernels::cpu::Pool2dGeometry pool_geometry(IntArrayRef input, IntArrayRef output, const PoolParams& p) {
-  int64_t planes = 1;
-  for (size_t d = 0; d + 2 < input.size(); ++d) planes *= input[d];
+  const bool batched = input.size() == 4;
   const size_t h = input.size() - 2, w = input.size() - 1;
-  return {planes,      input[h],    input[w],     output[h],    output[w],     p.kernel[0],  p.kernel[1],
-          p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1]};
+  return {batched ? input[0] : 1, input[h - 1],  input[h],     input[w],      output[h],
+          output[w],              p.kernel[0],   p.kernel[1],  p.stride[0],   p.stride[1],
+          p.padding[0],           p.padding[1],  p.dilation[0], p.dilation[1], layout_of(p.memory_format)};
+}
+
+DimVector avg_pool_ints(const PoolParams& p, bool count_include_pad) {
+  return {p.kernel[0],  p.kernel[1],  p.stride[0],       p.stride[1],
+          p.padding[0], p.padding[1], count_include_pad, static_cast<int64_t>(p.memory_format)};
+}
+PoolParams avg_pool_params_from(const Ctx& ctx) {
+  const auto& v = ctx.ints;
+  return {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {1, 1}, false, static_cast<MemoryFormat>(v[7])};
 }
 
 Tensor avg_pool_4d(const Tensor& input, const DimVector& output_size, const PoolParams& p, bool count_include_pad);
@@ -239,20 +311,18 @@ struct AvgPool2dBackwardOp {
   static constexpr std::string_view name = "AvgPool2DBackwardBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const DimVector& input_size, const PoolParams& p,
                         bool count_include_pad) {
-    const Tensor gy = grad_output.contiguous();
-    Tensor grad_input = empty(input_size, gy.options());
+    const Tensor gy = grad_output.contiguous(p.memory_format);
+    Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
     dispatch_floating(gy.dtype(), "avg_pool2d_backward", [&]<class T>() {
       kernels::cpu::avg_pool2d_backward(g, gy.data_ptr<T>(), grad_input.data_ptr<T>(), count_include_pad);
     });
     ctx.shape = gy.sizes().dims();
-    ctx.ints = {p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1], count_include_pad};
+    ctx.ints = avg_pool_ints(p, count_include_pad);
     return grad_input;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
-    const auto& v = ctx.ints;
-    const PoolParams p{{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {1, 1}, false};
-    return {avg_pool_4d(gg, ctx.shape, p, v[6] != 0)};
+    return {avg_pool_4d(gg, ctx.shape, avg_pool_params_from(ctx), ctx.ints[6] != 0)};
   }
 };
 
@@ -260,20 +330,18 @@ struct AvgPool2dOp {
   static constexpr std::string_view name = "AvgPool2DBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& input, const DimVector& output_size, const PoolParams& p,
                         bool count_include_pad) {
-    const Tensor x = input.contiguous();
-    Tensor out = empty(output_size, x.options());
+    const Tensor x = input.contiguous(p.memory_format);
+    Tensor out = empty(output_size, x.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
     dispatch_floating(x.dtype(), "avg_pool2d", [&]<class T>() {
       kernels::cpu::avg_pool2d_forward(g, x.data_ptr<T>(), out.data_ptr<T>(), count_include_pad);
     });
     ctx.shape = x.sizes().dims();
-    ctx.ints = {p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1], count_include_pad};
+    ctx.ints = avg_pool_ints(p, count_include_pad);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
-    const auto& v = ctx.ints;
-    const PoolParams p{{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {1, 1}, false};
-    return {apply<AvgPool2dBackwardOp>(grad, ctx.shape, p, v[6] != 0)};
+    return {apply<AvgPool2dBackwardOp>(grad, ctx.shape, avg_pool_params_from(ctx), ctx.ints[6] != 0)};
   }
 };
 
@@ -303,7 +371,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
                                           shape_to_string(weight.sizes())));
   check_same_dtype(input, weight);
   if (bias.defined()) check_same_dtype(input, bias);
-  const ConvParams p = conv_params(stride, padding, dilation, groups);
+  ConvParams p = conv_params(stride, padding, dilation, groups);
   const bool batched = input.dim() == 4;
   const Tensor x = batched ? input : input.unsqueeze(0);
   GD_CHECK(weight.size(0) % groups == 0,
@@ -326,6 +394,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
            fmt::format("Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size "
                        "can't be greater than actual input size",
                        padded_h, padded_w, kernel_h, kernel_w));
+  p.memory_format = conv_format(x, weight);
   Tensor out = conv2d_4d(x, weight, bias, p);
   return batched ? out : out.squeeze(0);
 }
@@ -335,7 +404,8 @@ Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, In
   GD_CHECK(grad_output.dim() == 4 && weight.dim() == 4 && input_size.size() == 4,
            "conv2d_backward_input: expected 4-D grad_output, weight and input_size");
   check_same_dtype(grad_output, weight);
-  const ConvParams p = conv_params(stride, padding, dilation, groups);
+  ConvParams p = conv_params(stride, padding, dilation, groups);
+  p.memory_format = conv_format(grad_output, weight);
   GD_CHECK(conv_output_size(input_size, weight.sizes(), p) == IntArrayRef(grad_output.sizes()),
            fmt::format("conv2d_backward_input: grad_output of size {} does not match the output size {}",
                        shape_to_string(grad_output.sizes()),
@@ -348,23 +418,25 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, In
   GD_CHECK(grad_output.dim() == 4 && input.dim() == 4 && weight_size.size() == 4,
            "conv2d_backward_weight: expected 4-D grad_output, input and weight_size");
   check_same_dtype(grad_output, input);
-  const ConvParams p = conv_params(stride, padding, dilation, groups);
+  ConvParams p = conv_params(stride, padding, dilation, groups);
+  p.memory_format = conv_format(grad_output, input);
   GD_CHECK(conv_output_size(input.sizes(), weight_size, p) == IntArrayRef(grad_output.sizes()),
            fmt::format("conv2d_backward_weight: grad_output of size {} does not match the output size {}",
                        shape_to_string(grad_output.sizes()),
                        shape_to_string(conv_output_size(input.sizes(), weight_size, p))));
-  return conv_backward_weight_4d(grad_output, input, weight_size, p);
+  return conv_backward_weight_4d(grad_output, input, weight_size, p, p.memory_format);
 }
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  const PoolParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
+  PoolParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   const DimVector output_size = pool_output_size(input, p);
-  Tensor values, indices = empty(output_size, TensorOptions().dtype(kInt64));
+  p.memory_format = pool_format(input);
+  Tensor values, indices = empty(output_size, TensorOptions().dtype(kInt64).memory_format(p.memory_format));
   {
     NoGradGuard no_grad;
-    const Tensor x = input.contiguous();
-    values = empty(output_size, x.options());
+    const Tensor x = input.contiguous(p.memory_format);
+    values = empty(output_size, x.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
     dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
       kernels::cpu::max_pool2d_forward(g, x.data_ptr<T>(), values.data_ptr<T>(), indices.data_ptr<int64_t>());
@@ -372,8 +444,16 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
   }
   // Differentiable through gather: the backward is a scatter_add of the gradient at
   // the indices, and gather/scatter_add differentiate each other to any order.
-  if (GradMode::is_enabled() && input.requires_grad())
-    values = input.flatten(-2).gather(-1, indices.flatten(-2)).view(output_size);
+  if (derivative_needed(input)) {
+    if (p.memory_format == MemoryFormat::ChannelsLast) {
+      // Gathered in the NHWC order, [N, H * W, C], so that values and gradients stay channels_last.
+      const Tensor nhwc_values = input.permute({0, 2, 3, 1}).flatten(1, 2).gather(
+          1, indices.permute({0, 2, 3, 1}).flatten(1, 2));
+      values = nhwc_values.view({output_size[0], output_size[2], output_size[3], output_size[1]}).permute({0, 3, 1, 2});
+    } else {
+      values = input.flatten(-2).gather(-1, indices.flatten(-2)).view(output_size);
+    }
+  }
   return {values, indices};
 }
 
@@ -384,8 +464,9 @@ Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 
 Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad) {
-  const PoolParams p = pool_params(kernel_size, stride, padding, {1, 1}, ceil_mode);
+  PoolParams p = pool_params(kernel_size, stride, padding, {1, 1}, ceil_mode);
   const DimVector output_size = pool_output_size(input, p);
+  p.memory_format = pool_format(input);
   return avg_pool_4d(input, output_size, p, count_include_pad);
 }
 
@@ -405,8 +486,16 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
                        out[0], out[1]));
   dispatch_floating(input.dtype(), "adaptive_avg_pool2d", []<class T>() {});
   const Tensor rows = adaptive_average_matrix(out[0], input.size(-2), input.options());
-  const Tensor columns = adaptive_average_matrix(out[1], input.size(-1), input.options()).t();
-  return matmul(matmul(rows, input), columns);
+  const Tensor columns = adaptive_average_matrix(out[1], input.size(-1), input.options());
+  if (pool_format(input) == MemoryFormat::ChannelsLast) {
+    // The same two products on the NHWC data [N, H, W, C]: rows mix H with W * C
+    // riding along, then columns mix W with C riding along.
+    const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
+    const Tensor nhwc = input.permute({0, 2, 3, 1}).reshape({n, h, w * c});
+    const Tensor pooled_rows = matmul(rows, nhwc).reshape({n * out[0], w, c});
+    return matmul(columns, pooled_rows).reshape({n, out[0], out[1], c}).permute({0, 3, 1, 2});
+  }
+  return matmul(matmul(rows, input), columns.t());
 }
 
 }  // namespace gradiens

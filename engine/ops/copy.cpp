@@ -7,8 +7,30 @@
 #include "engine/functions.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace gradiens {
+
+namespace {
+// float32 <-> float16/bfloat16 between two row-major tensors of one shape: the
+// vectorized conversions (the elementwise loop would convert one element at a time).
+bool convert_dense(const Tensor& dst, const Tensor& src) {
+  const bool narrowing = src.dtype() == kFloat32 && is_reduced_floating_point(dst.dtype());
+  const bool widening = dst.dtype() == kFloat32 && is_reduced_floating_point(src.dtype());
+  if (!(narrowing || widening) || !dst.is_contiguous() || !src.is_contiguous() || dst.sizes() != src.sizes())
+    return false;
+  dispatch_floating_and_reduced(narrowing ? dst.dtype() : src.dtype(), "copy_", [&]<class T>() {
+    if constexpr (is_reduced_floating_point_v<T>) {
+      kernels::cpu::parallel_for(0, dst.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
+        if (narrowing) kernels::cpu::convert(src.data_ptr<float>() + b, dst.data_ptr<T>() + b, e - b);
+        else kernels::cpu::convert(src.data_ptr<T>() + b, dst.data_ptr<float>() + b, e - b);
+      });
+    }
+  });
+  return true;
+}
+}  // namespace
 
 void copy_data(const Tensor& dst, const Tensor& src_in) {
   check_same_device(dst, src_in, "copy_");
@@ -18,6 +40,7 @@ void copy_data(const Tensor& dst, const Tensor& src_in) {
                        shape_to_string(shape)));
   check_no_internal_overlap(dst);
   Tensor src = copy_if_overlapping(src_in, dst);
+  if (convert_dense(dst, src)) return;
   auto iter = make_iterator(dst, {src});
   dispatch_all(dst.dtype(), "copy_", [&]<class D>() {
     dispatch_all(src.dtype(), "copy_", [&]<class S>() {
@@ -26,11 +49,33 @@ void copy_data(const Tensor& dst, const Tensor& src_in) {
   });
 }
 
+namespace {
+
+// Under forward AD an in-place op on a dual tensor (or with a dual operand) is
+// computed out of place and written back, so the tangent follows the values.
+// A view's new tangent would also have to be written into its base's tangent;
+// that case is refused rather than leaving the base's tangent stale.
+bool check_inplace_dual(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op) {
+  if (!detail::forward_ad_enabled()) return false;
+  bool any = detail::has_tangent(self);
+  for (const Tensor& t : operands) any = any || detail::has_tangent(t);
+  if (!any) return false;
+  const TensorImpl& impl = *self.impl();
+  GD_CHECK(!(impl.is_view && impl.view_base && detail::has_tangent(Tensor(impl.view_base))),
+           fmt::format("{}: in-place operation on a view of a dual tensor is not supported by gradiens's forward-mode "
+                       "AD; apply it to the base tensor, or clone() the view first",
+                       op));
+  return true;
+}
+
+}  // namespace
+
 bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op) {
-  if (!GradMode::is_enabled()) return false;
+  const bool dual = check_inplace_dual(self, operands, op);
+  if (!GradMode::is_enabled()) return dual;
   bool any = self.requires_grad();
   for (const Tensor& t : operands) any = any || (t.defined() && t.requires_grad());
-  if (!any) return false;
+  if (!any) return dual;
   GD_CHECK(!(self.is_leaf() && self.requires_grad()),
            "a leaf Variable that requires grad is being used in an in-place operation.");
   const TensorImpl& impl = *self.impl();
@@ -47,6 +92,10 @@ Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
     copy_data(self, result);
   }
   self.bump_version();
+  if (detail::forward_ad_enabled() && (detail::has_tangent(self) || detail::has_tangent(result))) {
+    Tensor tangent = detail::tangent_of(result);
+    detail::set_tangent(self, tangent.defined() ? tangent : zeros_like(self));
+  }
   if (record) {
     TensorImpl& impl = *self.impl();
     impl.grad_fn = result.grad_fn();
@@ -72,16 +121,22 @@ struct ToDtype {
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g.to(ctx.dtype)}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, ScalarType dtype) { return t[0].to(dtype); }
 };
 
+// The copy's layout follows empty_like (Preserve keeps a dense input's strides);
+// the gradient passes through in whatever layout it arrives.
 struct Clone {
   static constexpr std::string_view name = "CloneBackward0";
-  static Tensor forward(Ctx&, const Tensor& x) {
-    Tensor out = empty(x.sizes(), x.options());
+  static Tensor forward(Ctx&, const Tensor& x, MemoryFormat memory_format) {
+    Tensor out = empty_like(x, TensorOptions().memory_format(memory_format));
     copy_data(out, x);
     return out;
   }
   static GradList backward(Ctx&, const Tensor& g) { return {g}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, MemoryFormat memory_format) {
+    return t[0].clone(memory_format);
+  }
 };
 
 // fill_ on a tensor with history: the old values no longer reach the result.
@@ -126,8 +181,8 @@ Tensor Tensor::to(const TensorOptions& options, bool copy) const {
   return t;
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
-Tensor Tensor::clone() const { return apply<Clone>(*this); }
+// Tensor::contiguous(memory_format) is in engine/ops/memory_format.cpp.
+Tensor Tensor::clone(MemoryFormat memory_format) const { return apply<Clone>(*this, memory_format); }
 
 Tensor& Tensor::copy_(const Tensor& src) {
   bool record = check_inplace(*this, {src}, "copy_");

@@ -58,7 +58,9 @@ ScalarType result_type(const Tensor& a, const Tensor& b, std::string_view op) {
   ScalarType ta = a.dtype(), tb = b.dtype();
   bool a_dims = a.dim() > 0, b_dims = b.dim() > 0;
   if (a_dims == b_dims) {
-    GD_CHECK(!(a_dims && ta != tb && is_floating_point(ta) && is_floating_point(tb)),
+    // Only this pair is refused: float16/bfloat16 promote as in PyTorch (half + float32 is float32).
+    const bool float32_and_float64 = (ta == kFloat32 && tb == kFloat64) || (ta == kFloat64 && tb == kFloat32);
+    GD_CHECK(!(a_dims && float32_and_float64),
              fmt::format("{}: expected both tensors to have the same floating dtype, got {} and {}; convert one with "
                          ".to() (gradiens does not promote float32 and float64 tensors silently)",
                          op, dtype_name(ta), dtype_name(tb)));

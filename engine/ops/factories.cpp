@@ -6,6 +6,7 @@
 
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/memory_format.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 
@@ -44,8 +45,8 @@ Tensor empty(IntArrayRef sizes, const TensorOptions& options) {
   int64_t n = checked_numel(sizes, "empty");
   auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(n) * element_size(options.dtype()),
                                                options.device());
-  auto impl = std::make_shared<TensorImpl>(std::move(storage), sizes.dims(), contiguous_strides(sizes), 0,
-                                           options.dtype());
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), sizes.dims(),
+                                           contiguous_strides(sizes, options.memory_format()), 0, options.dtype());
   return finish(Tensor(std::move(impl)), options);
 }
 
@@ -89,7 +90,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
                              step.to_long()
                        : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
-  dispatch_numeric(dt, "arange", [&]<class T>() {
+  dispatch_numeric_and_reduced(dt, "arange", [&]<class T>() {
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i)
       p[i] = integral ? static_cast<T>(start.to_long() + i * step.to_long()) : static_cast<T>(s + i * st);
@@ -100,7 +101,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
   GD_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
   Tensor t = empty({steps}, options.requires_grad(false));
-  dispatch_numeric(t.dtype(), "linspace", [&]<class T>() {
+  dispatch_numeric_and_reduced(t.dtype(), "linspace", [&]<class T>() {
     T* p = t.data_ptr<T>();
     // Like PyTorch: the first half counts up from start, the second down from end.
     double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
@@ -112,12 +113,19 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
   return finish(t, options);
 }
 
-Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), merge(t, options)); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), merge(t, options)); }
-Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), merge(t, options)); }
-Tensor full_like(const Tensor& t, Scalar value, const TensorOptions& options) {
-  return full(t.sizes(), value, merge(t, options));
+// The *_like layout is options' memory format, Preserve by default as in PyTorch:
+// a transposed or channels_last `t` gives a result with the same strides.
+Tensor empty_like(const Tensor& t, const TensorOptions& options) {
+  const MemoryFormat memory_format = options.has_memory_format() ? options.memory_format() : MemoryFormat::Preserve;
+  return empty_strided(t.sizes(), like_strides(t, memory_format), merge(t, options));
 }
+Tensor full_like(const Tensor& t, Scalar value, const TensorOptions& options) {
+  Tensor out = empty_like(t, options.requires_grad(false));
+  copy_data(out, scalar_to_tensor(value, out.dtype()));  // not fill_: a new tensor starts at version 0
+  return finish(out, options);
+}
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return full_like(t, 0, options); }
+Tensor ones_like(const Tensor& t, const TensorOptions& options) { return full_like(t, 1, options); }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
   GD_CHECK(sizes.size() == strides.size(), "from_blob: sizes and strides must have the same length");

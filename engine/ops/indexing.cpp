@@ -86,7 +86,7 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
                                      Operand{src.data_ptr(), esize, r.strides}});
   BadIndex bad;
-  dispatch_numeric(self.dtype(), "scatter_add", [&]<class T>() {
+  dispatch_numeric_and_reduced(self.dtype(), "scatter_add", [&]<class T>() {
     // Serial: two index entries may name the same output element.
     iter.for_each(
         [&](char** p, const int64_t* st, int64_t n) {

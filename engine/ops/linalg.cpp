@@ -45,7 +45,7 @@ std::string_view torch_cpp_type_name(ScalarType t) {
 }
 
 bool has_product_kernel(ScalarType t) {
-  return t == kFloat32 || t == kFloat64 || t == kInt64 || t == kInt32 || t == kUInt8;
+  return t == kFloat32 || t == kFloat64 || t == kInt64 || t == kInt32 || t == kUInt8 || is_reduced_floating_point(t);
 }
 
 // PyTorch names the kernel that lacks the dtype: "addmm_impl_cpu_", "bmm", "dot"...
@@ -248,6 +248,16 @@ void loop_product(const MatrixOperand& a, const MatrixOperand& b, IntArrayRef ba
 // A new tensor of `out_sizes` holding the products of `a` and `b` over `batch`, laid
 // out as a contiguous [batch..., n, p] (out_sizes may drop size-1 dims of that).
 Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef out_sizes, std::string_view op) {
+  const ScalarType dtype = a.owner.dtype();
+  if (is_reduced_floating_point(dtype)) {
+    // float16/bfloat16: one float32 GEMM on float32 copies, rounded once
+    // (Note [Reduced floats compute in float32]).
+    auto upcast = [&](const MatrixOperand& operand) {
+      Tensor copy = operand.owner.to(kFloat32);
+      return operand.is_vector ? vector_operand(copy, operand.is_column) : matrix_operand(copy, batch);
+    };
+    return product(upcast(a), upcast(b), batch, out_sizes, op).to(dtype);
+  }
   Tensor out = empty(out_sizes, a.owner.options());
   if (out.numel() == 0) return out;
   dispatch_numeric(out.dtype(), op, [&]<class T>() {
@@ -269,6 +279,9 @@ struct Mm {
   static GradList backward(Ctx& ctx, const Tensor& g) {
     auto [b, a] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? g.mm(b.t()) : Tensor(), ctx.needs_input_grad(1) ? a.t().mm(g) : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
+    return add_tangents(t[0].defined() ? t[0].mm(b) : Tensor(), t[1].defined() ? a.mm(t[1]) : Tensor());
   }
 };
 
@@ -293,6 +306,10 @@ struct BatchedMatmul {
     if (ctx.needs_input_grad(1)) gb = IsBmm ? a.mT().bmm(g) : a.mT().matmul(g);
     return {ga, gb};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
+    auto product = [](const Tensor& x, const Tensor& y) { return IsBmm ? x.bmm(y) : x.matmul(y); };
+    return add_tangents(t[0].defined() ? product(t[0], b) : Tensor(), t[1].defined() ? product(a, t[1]) : Tensor());
+  }
 };
 
 struct Mv {
@@ -308,6 +325,9 @@ struct Mv {
     if (ctx.needs_input_grad(1)) gv = a.t().mv(g);
     return {ga, gv};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& v) {
+    return add_tangents(t[0].defined() ? t[0].mv(v) : Tensor(), t[1].defined() ? a.mv(t[1]) : Tensor());
+  }
 };
 
 struct Dot {
@@ -319,6 +339,9 @@ struct Dot {
   static GradList backward(Ctx& ctx, const Tensor& g) {
     auto [b, a] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? g * b : Tensor(), ctx.needs_input_grad(1) ? g * a : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
+    return add_tangents(t[0].defined() ? t[0].dot(b) : Tensor(), t[1].defined() ? a.dot(t[1]) : Tensor());
   }
 };
 

@@ -111,7 +111,7 @@ DimVector with_vector(IntArrayRef batch, int64_t length) {
 // storage: LAPACK overwrites it).
 Tensor column_major_copy(const Tensor& A) {
   NoGradGuard no_grad;
-  return A.mT().clone();
+  return A.mT().clone(MemoryFormat::Contiguous);
 }
 
 // The row-major tensor for column-major results left in `buffer`.
@@ -151,7 +151,7 @@ struct LuInput {
 
 LuInput lu_input(const Tensor& A) {
   NoGradGuard no_grad;
-  if (A.is_contiguous()) return {A.clone(), true};
+  if (A.is_contiguous()) return {A.clone(MemoryFormat::Contiguous), true};
   return {column_major_copy(A), false};
 }
 
@@ -517,7 +517,7 @@ SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
   return r;
 }
 
-bool records_graph(const Tensor& A) { return GradMode::is_enabled() && A.requires_grad(); }
+bool records_graph(const Tensor& A) { return derivative_needed(A); }
 
 // Packed output [..., m * u_cols + k + vh_rows * n]: U, S and Vh flattened one
 // after the other (Note [Several outputs through one node]).

@@ -98,20 +98,27 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
            fmt::format("Expected more than 1 value per channel when training, got input size {}",
                        shape_to_string(input.sizes())));
 
-  // Per-channel tensors broadcast against input as [1, C, 1, ...].
-  DimVector channel_shape(static_cast<size_t>(input.dim()), 1);
-  channel_shape[1] = channels;
+  // A channels_last input is normalized as its NHWC view [N, H, W, C], which is
+  // dense: the reductions and elementwise ops run on the data as it lies, and the
+  // output and the input's gradient come back channels_last through the permutes.
+  const bool channels_last = input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+  const Tensor x = channels_last ? input.permute({0, 2, 3, 1}) : input;
+  const int64_t channel_dim = channels_last ? 3 : 1;
+
+  // Per-channel tensors broadcast against x as [1, C, 1, ...] (or [1, 1, 1, C]).
+  DimVector channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[channel_dim] = channels;
   DimVector dims;
-  for (int64_t d = 0; d < input.dim(); ++d)
-    if (d != 1) dims.push_back(d);
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != channel_dim) dims.push_back(d);
 
   Tensor out;
   if (input.numel() == 0) {
     // As PyTorch: nothing to normalize and no statistics to update, but the
     // affine parameters stay in the graph.
-    out = input.clone();
+    out = x.clone();
   } else if (training) {
-    auto [normalized, mean, var] = normalize(input, dims, eps);
+    auto [normalized, mean, var] = normalize(x, dims, eps);
     out = normalized;
     if (running_mean.defined() || running_var.defined()) {
       NoGradGuard no_grad;
@@ -125,11 +132,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                    var.detach().reshape({channels}).to(stat.dtype()) * (momentum * n / (n - 1)));
     }
   } else {
-    out = (input - running_mean.reshape(channel_shape)) * (running_var.reshape(channel_shape) + eps).rsqrt();
+    out = (x - running_mean.reshape(channel_shape)) * (running_var.reshape(channel_shape) + eps).rsqrt();
   }
   if (weight.defined()) out = out * weight.reshape(channel_shape);
   if (bias.defined()) out = out + bias.reshape(channel_shape);
-  return out;
+  return channels_last ? out.permute({0, 3, 1, 2}) : out;
 }
 
 }  // namespace gradiens

@@ -92,7 +92,7 @@ Tensor reverse_cumsum(const Tensor& x, int64_t d) {
 // Integers accumulate in int64 (wrapping through uint64, so overflow is not
 // undefined) and floats in double, as PyTorch's CPU kernel does for float32.
 template <class T>
-using CumulativeAcc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+using CumulativeAcc = std::conditional_t<is_floating_type_v<T>, double, uint64_t>;
 
 template <bool IsProd>
 Tensor cumulative_kernel(const Tensor& x, int64_t d) {
@@ -100,7 +100,7 @@ Tensor cumulative_kernel(const Tensor& x, int64_t d) {
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
   const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
-  dispatch_numeric(x.dtype(), IsProd ? "cumprod" : "cumsum", [&]<class T>() {
+  dispatch_numeric_and_reduced(x.dtype(), IsProd ? "cumprod" : "cumsum", [&]<class T>() {
     const T* src = x.data_ptr<T>();
     T* dst = out.data_ptr<T>();
     for_each_line<2>(in.sizes, d, {in.strides, o.strides}, n, [&](const std::array<int64_t, 2>& offsets) {

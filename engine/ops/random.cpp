@@ -111,7 +111,7 @@ std::string stream_number(double v) {
 }
 
 void check_floating(ScalarType t, std::string_view kernel) {
-  GD_CHECK(t == kFloat32 || t == kFloat64,
+  GD_CHECK(is_floating_point(t),
            fmt::format("\"{}\" not implemented for '{}'", kernel, torch_type_name(t)));
 }
 
@@ -154,8 +154,50 @@ uint64_t blocks_for(int64_t n) {
                         : kernels::cpu::philox_blocks_for_32bit_draws(n);
 }
 
+// float16/bfloat16 fills draw float32 numbers (the float32 stream: a seed gives
+// the float32 values, rounded) and round each once, into a row-major tensor.
+template <class Fill>
+Tensor rounded_draws(const Tensor& self, Fill fill) {
+  const TensorOptions options = TensorOptions().device(self.device());
+  Tensor draws = empty(self.sizes(), options.dtype(kFloat32));
+  fill(draws);
+  Tensor rounded = empty(self.sizes(), options.dtype(self.dtype()));
+  copy_data(rounded, draws);
+  return rounded;
+}
+
+// The largest T below `to` (T a 16-bit float): draws that round up to `to`
+// move there, so [from, to) stays half-open as the float32 fill keeps it.
+template <class T>
+T largest_below(double to) {
+  T r = static_cast<T>(to);
+  while (static_cast<double>(r) >= to) {
+    const uint16_t magnitude = r.x & 0x7FFF;
+    r.x = static_cast<uint16_t>(magnitude == 0 ? 0x8001 : (r.x & 0x8000) ? r.x + 1 : r.x - 1);
+  }
+  return r;
+}
+
 // The fills without autograd checks; self's dtype is floating (checked by the callers).
 void uniform_fill(const Tensor& self, double from, double to, Generator& generator) {
+  if (is_reduced_floating_point(self.dtype())) {
+    if (self.dtype() == kFloat16) {
+      GD_CHECK(from >= -65504 && from <= 65504, "from is out of bounds for c10::Half");
+      GD_CHECK(to >= -65504 && to <= 65504, "to is out of bounds for c10::Half");
+    }
+    Tensor rounded = rounded_draws(self, [&](const Tensor& draws) { uniform_fill(draws, from, to, generator); });
+    dispatch_floating_and_reduced(self.dtype(), "uniform_", [&]<class T>() {
+      if constexpr (is_reduced_floating_point_v<T>) {
+        if (!(from < to)) return;
+        const T limit = largest_below<T>(to);
+        T* p = rounded.data_ptr<T>();
+        for (int64_t i = 0; i < rounded.numel(); ++i)
+          if (static_cast<double>(p[i]) >= to) p[i] = limit;
+      }
+    });
+    copy_data(self, rounded);
+    return;
+  }
   dispatch_floating(self.dtype(), "uniform_", [&]<class T>() {
     const double lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
     const char* type = std::is_same_v<T, float> ? "float" : "double";
@@ -178,6 +220,10 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
 }
 
 void normal_fill(const Tensor& self, double mean, double std, Generator& generator) {
+  if (is_reduced_floating_point(self.dtype())) {
+    copy_data(self, rounded_draws(self, [&](const Tensor& draws) { normal_fill(draws, mean, std, generator); }));
+    return;
+  }
   dispatch_floating(self.dtype(), "normal_", [&]<class T>() {
     fill_from_generator<T>(self, generator, blocks_for<T>(self.numel()), [&](T* out, int64_t n, PhiloxState s) {
       return kernels::cpu::fill_normal(out, n, s, static_cast<T>(mean), static_cast<T>(std));
@@ -196,6 +242,7 @@ const Tensor& random_inplace(const Tensor& self, std::string_view op, Fill fill)
     self.impl()->grad_fn.reset();
     self.impl()->requires_grad = false;
   }
+  if (detail::forward_ad_enabled() && detail::has_tangent(self)) detail::set_tangent(self, zeros_like(self));
   self.bump_version();
   return self;
 }
@@ -224,6 +271,8 @@ void check_randint_range(int64_t low, int64_t high, ScalarType dtype) {
     case ScalarType::UInt8: check(0, 255, "unsigned char"); break;
     case ScalarType::Int32: check(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), "int"); break;
     case ScalarType::Bool: check(0, 1, "bool"); break;
+    case ScalarType::Float16: check(-65504, 65504, "c10::Half"); break;
+    case ScalarType::BFloat16:
     case ScalarType::Int64:
     case ScalarType::Float32:
     case ScalarType::Float64: break;
@@ -243,6 +292,10 @@ void check_randperm_size(int64_t n, ScalarType dtype) {
       break;
     case ScalarType::Float32: GD_CHECK(n <= (int64_t{1} << 24) + 1, "n cannot be greater than 2^24+1 for Float type."); break;
     case ScalarType::Float64: GD_CHECK(n <= (int64_t{1} << 53) + 1, "n cannot be greater than 2^53+1 for Double type."); break;
+    case ScalarType::Float16:
+      GD_CHECK(n <= (int64_t{1} << 11) + 1, "n cannot be greater than 2049 for Half type.");
+      break;
+    case ScalarType::BFloat16:  // PyTorch 1.13 has no bound for bfloat16 (values past 256 repeat)
     case ScalarType::Int64: break;
     default: GD_CHECK(false, fmt::format("\"randperm\" not implemented for '{}'", torch_type_name(dtype)));
   }
@@ -308,8 +361,20 @@ Tensor randn(IntArrayRef sizes, Generator& generator, const TensorOptions& optio
 }
 Tensor randn(IntArrayRef sizes, const TensorOptions& options) { return randn(sizes, default_generator(), options); }
 
-Tensor rand_like(const Tensor& t, const TensorOptions& options) { return rand(t.sizes(), like_options(t, options)); }
-Tensor randn_like(const Tensor& t, const TensorOptions& options) { return randn(t.sizes(), like_options(t, options)); }
+// The layout follows empty_like (Preserve by default); the numbers land in logical
+// order whatever the strides, so they are those rand/randn would give.
+Tensor rand_like(const Tensor& t, const TensorOptions& options) {
+  check_floating(like_options(t, options).dtype(), "check_uniform_bounds");
+  Tensor out = empty_like(t, options.requires_grad(false));
+  uniform_fill(out, 0, 1, default_generator());
+  return finish(out, options);
+}
+Tensor randn_like(const Tensor& t, const TensorOptions& options) {
+  check_floating(like_options(t, options).dtype(), "normal_kernel_cpu");
+  Tensor out = empty_like(t, options.requires_grad(false));
+  normal_fill(out, 0, 1, default_generator());
+  return finish(out, options);
+}
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& generator, const TensorOptions& options) {
   const TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);

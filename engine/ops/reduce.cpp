@@ -90,7 +90,7 @@ Acc sum_contiguous(const T* p, int64_t n) {
 }
 
 template <class T>
-using SumAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+using SumAcc = std::conditional_t<is_floating_type_v<T>, double, int64_t>;
 
 struct Sum {
   static constexpr std::string_view name = "SumBackward1";
@@ -102,7 +102,7 @@ struct Sum {
     auto layout = reduction_layout(x, dims);
     Tensor xc = x;
     dispatch_all(x.dtype(), "sum", [&]<class T>() {
-      dispatch_numeric(out_dtype, "sum", [&]<class O>() {
+      dispatch_numeric_and_reduced(out_dtype, "sum", [&]<class O>() {
         O* o = out.data_ptr<O>();
         const T* in = xc.data_ptr<T>();
         bool contiguous_inner = layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1;
@@ -120,6 +120,10 @@ struct Sum {
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
     return {unsqueeze_reduced(g, ctx.shape, ctx.ints, ctx.real != 0).expand(ctx.shape)};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, DimVector dims, bool keepdim,
+                    ScalarType out_dtype) {
+    return apply<Sum>(t[0], dims, keepdim, out_dtype);
   }
 };
 
@@ -143,6 +147,8 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<Scala
                        dtype_name(dt)));
   DimVector d = reduction_dims(x, dims, "mean");
   int64_t count = reduced_count(x, d);
+  // float16/bfloat16: the sum and the division in float32, rounded once at the end.
+  if (is_reduced_floating_point(dt)) return (sum(x, d, keepdim, kFloat32) / static_cast<double>(count)).to(dt);
   return sum(x, d, keepdim, dt) / static_cast<double>(count);
 }
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }

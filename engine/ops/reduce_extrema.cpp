@@ -19,7 +19,7 @@ using kernels::cpu::for_each_reduced;
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
+  if constexpr (is_floating_type_v<T>) return v != v;
   else return false;
 }
 
@@ -34,7 +34,7 @@ bool beats(T v, T best) {
 
 // Integer products wrap modulo 2^64 as in PyTorch (unsigned, so no overflow UB).
 template <class T>
-using ProdAcc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+using ProdAcc = std::conditional_t<is_floating_type_v<T>, double, uint64_t>;
 
 // prod over dims. Note [Prod backward with zeros]: with no zero in a slice the
 // gradient is g * prod / x. With zeros, the gradient at a zero is the product of
@@ -47,7 +47,7 @@ struct Prod {
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    dispatch_numeric(x.dtype(), "prod", [&]<class T>() {
+    dispatch_numeric_and_reduced(x.dtype(), "prod", [&]<class T>() {
       T* o = out.data_ptr<T>();
       for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
         ProdAcc<T> acc = 1;
@@ -163,7 +163,7 @@ Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool,
     });
   };
   if (allow_bool) dispatch_all(x.dtype(), op, kernel);
-  else dispatch_numeric(x.dtype(), op, kernel);
+  else dispatch_numeric_and_reduced(x.dtype(), op, kernel);
   return out;
 }
 

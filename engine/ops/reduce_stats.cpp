@@ -58,7 +58,7 @@ struct Norm {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
     const NormKind kind = norm_kind(p);
-    dispatch_floating(x.dtype(), "norm", [&]<class T>() {
+    dispatch_floating_and_reduced(x.dtype(), "norm", [&]<class T>() {
       T* o = out.data_ptr<T>();
       for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
         double acc = kind == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
@@ -138,6 +138,9 @@ std::string c10_type_name(ScalarType t) {
 // max(0, N - correction) that is 0 gives inf (or NaN for 0/0), as in PyTorch.
 Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) {
   GD_CHECK(x.is_floating_point(), "std and var only support floating point and complex dtypes");
+  // float16/bfloat16 compute in float32 and round once (Note [Reduced floats compute in float32]).
+  if (is_reduced_floating_point(x.dtype()))
+    return var(x.to(kFloat32), std::move(dims), correction, keepdim).to(x.dtype());
   DimVector d = reduction_dims(x, optional_dims(dims), "var");
   double n = static_cast<double>(reduced_count(x, d));
   Tensor diff = x - mean(x, d, true);
@@ -145,6 +148,8 @@ Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims, double cor
 }
 
 Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) {
+  if (is_reduced_floating_point(x.dtype()))
+    return std(x.to(kFloat32), std::move(dims), correction, keepdim).to(x.dtype());
   return apply<StdFromVar>(var(x, std::move(dims), correction, keepdim));
 }
 
@@ -160,6 +165,7 @@ Tensor norm(const Tensor& x, Scalar p) { return norm(x, p, {}, false); }
 // all -inf gives -inf and +inf gives +inf instead of NaN). Integer inputs are
 // computed in float32, as in PyTorch.
 Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  if (is_reduced_floating_point(x.dtype())) return logsumexp(x.to(kFloat32), dims, keepdim).to(x.dtype());
   Tensor xf = x.is_floating_point() ? x : x.to(kFloat32);
   DimVector d = reduction_dims(xf, dims, "logsumexp");
   if (reduced_count(xf, d) == 0) return log(sum(exp(xf), d, keepdim));

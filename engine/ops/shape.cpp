@@ -91,7 +91,7 @@ struct ViewScatter {
     auto iter = make_iterator(target, {target, grad});
     // Overlapping elements are read-modify-written by several indices: one thread, or updates get lost.
     int64_t grain = may_overlap(g) ? std::numeric_limits<int64_t>::max() : kernels::cpu::kElementwiseGrainSize;
-    dispatch_numeric(out.dtype(), "as_strided_backward", [&]<class T>() {
+    dispatch_numeric_and_reduced(out.dtype(), "as_strided_backward", [&]<class T>() {
       elementwise_kernel<T, T, T>(iter, [](T acc, T v) { return acc + v; }, grain);
     });
     return out;
@@ -112,6 +112,9 @@ struct StridedView {
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
     return {apply<ViewScatter>(g, ctx.shape, ctx.ints)};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, DimVector relative, DimVector) {
+    return strided_view_of_contiguous(t[0], decode_geometry(relative));
   }
 };
 
@@ -145,6 +148,9 @@ struct View {
     return make_view(x, {sizes, strides, x.storage_offset()});
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g.reshape(ctx.shape)}; }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, DimVector, DimVector) {
+    return t[0].reshape(out.sizes());
+  }
 };
 
 struct Permute {
@@ -164,6 +170,7 @@ struct Permute {
     for (size_t i = 0; i < ctx.ints.size(); ++i) inverse[ctx.ints[i]] = static_cast<int64_t>(i);
     return {g.permute(inverse)};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, DimVector dims) { return t[0].permute(dims); }
 };
 
 // expand: stride 0 on new/expanded dims; the engine sums the gradient back.
@@ -194,6 +201,7 @@ struct Expand {
     return make_view(x, g);
   }
   static GradList backward(Ctx&, const Tensor& g) { return {g}; }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, DimVector) { return t[0].expand(out.sizes()); }
 };
 
 // PyTorch's computeStride: strides viewing x as `sizes` without a copy, if any.
@@ -302,6 +310,11 @@ struct Cat {
     }
     return grads;
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const std::vector<Tensor>& tensors, int64_t dim) {
+    std::vector<Tensor> tangents;
+    for (size_t i = 0; i < tensors.size(); ++i) tangents.push_back(tangent_or_zeros(t[i], tensors[i]));
+    return apply<Cat>(tangents, dim);
+  }
 };
 
 }  // namespace
@@ -320,7 +333,7 @@ Tensor Tensor::view(IntArrayRef sizes) const {
 Tensor Tensor::reshape(IntArrayRef sizes) const {
   DimVector shape = infer_size(sizes, numel(), "reshape");
   if (auto strides = view_strides(*this, shape)) return apply<View>(*this, shape, *strides);
-  return clone().view(shape);
+  return clone(MemoryFormat::Contiguous).view(shape);
 }
 
 Tensor Tensor::view_as(const Tensor& other) const { return view(other.sizes()); }

@@ -63,6 +63,8 @@ void softmax_blocks(const T* src, T* dst, int64_t outer, int64_t n, int64_t inne
 // contiguous line the exp is the vectorized one.
 template <bool Log>
 Tensor softmax_kernel(const Tensor& x, int64_t d) {
+  // Note [Reduced floats compute in float32]
+  if (is_reduced_floating_point(x.dtype())) return softmax_kernel<Log>(x.to(kFloat32), d).to(x.dtype());
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
@@ -105,6 +107,8 @@ template <bool Log>
 Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
   GD_INTERNAL_ASSERT(g.dtype() == y.dtype() && g.sizes() == y.sizes(),
                      "softmax backward got a gradient that does not match the output");
+  if (is_reduced_floating_point(y.dtype()))
+    return softmax_backward_kernel<Log>(g.to(kFloat32), y.to(kFloat32), d).to(y.dtype());
   Tensor out = empty(y.sizes(), y.options());
   if (y.numel() == 0) return out;
   LineGeometry lg = line_geometry(g), ly = line_geometry(y), lo = line_geometry(out);

@@ -23,7 +23,7 @@ namespace {
 
 template <class T>
 bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
+  if constexpr (is_floating_type_v<T>) return v != v;
   else return false;
 }
 
@@ -114,7 +114,7 @@ Tensor median_indices(const Tensor& x, int64_t d) {
   if (out.numel() == 0) return out;
   DimVector out_strides = contiguous_strides(out_sizes);
   const int64_t in_stride = in.strides[d];
-  dispatch_numeric(x.dtype(), "median", [&]<class T>() {
+  dispatch_numeric_and_reduced(x.dtype(), "median", [&]<class T>() {
     const T* src = x.data_ptr<T>();
     int64_t* dst = out.data_ptr<int64_t>();
     for_each_line<2>(in.sizes, d, {in.strides, out_strides}, 2 * n, [&](const std::array<int64_t, 2>& offsets) {

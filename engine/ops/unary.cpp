@@ -18,11 +18,12 @@ namespace {
 using kernels::cpu::UnaryMath;
 using kernels::cpu::elementwise_kernel;
 
-// Applies a vectorized math function; integer inputs compute in float32 as in PyTorch.
+// Applies a vectorized math function; integer inputs compute in float32 as in
+// PyTorch, and so do float16/bfloat16 (rounded once per result).
 Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
   Tensor xc = x.is_floating_point() ? x.contiguous() : x.to(kFloat32);
   Tensor out = empty(xc.sizes(), xc.options());
-  dispatch_floating(xc.dtype(), name, [&]<class T>() {
+  dispatch_floating_and_reduced(xc.dtype(), name, [&]<class T>() {
     const T* in = xc.data_ptr<T>();
     T* o = out.data_ptr<T>();
     kernels::cpu::parallel_for(0, xc.numel(), kernels::cpu::kElementwiseGrainSize / 4, [&](int64_t b, int64_t e) {
@@ -50,6 +51,7 @@ struct Neg {
     return numeric_math(x, UnaryMath::Neg, "neg", [](auto v) { return -v; });
   }
   static GradList backward(Ctx&, const Tensor& g) { return {-g}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&) { return -t[0]; }
 };
 
 struct Exp {
@@ -60,6 +62,7 @@ struct Exp {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * ctx.saved(0)}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return t[0] * y; }
 };
 
 struct Log {
@@ -69,6 +72,7 @@ struct Log {
     return float_math(x, UnaryMath::Log, "log");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g / ctx.saved(0)}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] / x; }
 };
 
 struct Log1p {
@@ -78,6 +82,7 @@ struct Log1p {
     return float_math(x, UnaryMath::Log1p, "log1p");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g / (ctx.saved(0) + 1)}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] / (x + 1); }
 };
 
 struct Expm1 {
@@ -88,6 +93,7 @@ struct Expm1 {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * (ctx.saved(0) + 1)}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return t[0] * (y + 1); }
 };
 
 struct Sqrt {
@@ -98,6 +104,7 @@ struct Sqrt {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g / (ctx.saved(0) * 2)}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return t[0] / (y * 2); }
 };
 
 struct Rsqrt {
@@ -108,6 +115,7 @@ struct Rsqrt {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * pow(ctx.saved(0), 3) * -0.5}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return t[0] * pow(y, 3) * -0.5; }
 };
 
 struct Abs {
@@ -117,6 +125,7 @@ struct Abs {
     return numeric_math(x, UnaryMath::Abs, "abs", [](auto v) { return v < 0 ? -v : v; });
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * sign(ctx.saved(0))}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] * sign(x); }
 };
 
 struct Sign {
@@ -125,6 +134,7 @@ struct Sign {
     return numeric_math(x, UnaryMath::Sign, "sign", [](auto v) { return (v > 0) - (v < 0); });
   }
   static GradList backward(Ctx&, const Tensor& g) { return {zeros_like(g)}; }
+  static Tensor jvp(const Tensor& y, const GradList&, const Tensor&) { return zeros_like(y); }
 };
 
 struct Reciprocal {
@@ -138,6 +148,7 @@ struct Reciprocal {
     Tensor y = ctx.saved(0);
     return {-g * y * y};
   }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return -t[0] * y * y; }
 };
 
 struct Sin {
@@ -147,6 +158,7 @@ struct Sin {
     return float_math(x, UnaryMath::Sin, "sin");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * cos(ctx.saved(0))}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] * cos(x); }
 };
 
 struct Cos {
@@ -156,6 +168,7 @@ struct Cos {
     return float_math(x, UnaryMath::Cos, "cos");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {-g * sin(ctx.saved(0))}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return -t[0] * sin(x); }
 };
 
 struct Tan {
@@ -169,6 +182,7 @@ struct Tan {
     Tensor y = ctx.saved(0);
     return {g * (y * y + 1)};
   }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return t[0] * (y * y + 1); }
 };
 
 struct Tanh {
@@ -179,6 +193,7 @@ struct Tanh {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {tanh_backward(g, ctx.saved(0))}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return tanh_backward(t[0], y); }
 };
 
 struct Sigmoid {
@@ -189,6 +204,7 @@ struct Sigmoid {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {sigmoid_backward(g, ctx.saved(0))}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return sigmoid_backward(t[0], y); }
 };
 
 struct Relu {
@@ -199,6 +215,7 @@ struct Relu {
     return y;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {where(ctx.saved(0) > 0, g, 0.0)}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return where(y > 0, t[0], 0.0); }
 };
 
 struct Erf {
@@ -211,6 +228,7 @@ struct Erf {
     Tensor x = ctx.saved(0);
     return {g * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};
   }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi)); }
 };
 
 // softplus(x) = log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
@@ -222,13 +240,14 @@ struct Softplus {
     ctx.real = threshold.to_double();
     Tensor out = empty(x.sizes(), x.options());
     auto iter = make_iterator(out, {x});
-    dispatch_floating(x.dtype(), "softplus", [&]<class T>() {
-      T b = beta.to<T>(), th = threshold.to<T>();
-      elementwise_kernel<T, T>(iter, [=](T v) {
-        T z = v * b;
+    dispatch_floating_and_reduced(x.dtype(), "softplus", [&]<class T>() {
+      using A = opmath_t<T>;
+      A b = beta.to<A>(), th = threshold.to<A>();
+      elementwise_kernel<T, T>(iter, [=](T in) -> T {
+        A v = in, z = v * b;
         if (z > th) return v;
         // log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)).
-        return (std::max(z, T(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
+        return (std::max(z, A(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
       });
     });
     return out;
@@ -237,6 +256,10 @@ struct Softplus {
     Tensor x = ctx.saved(0);
     Tensor z = x * ctx.scalar;
     return {where(z > Scalar(ctx.real), g, g * sigmoid(z))};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x, Scalar beta, Scalar threshold) {
+    Tensor z = x * beta;
+    return where(z > threshold, t[0], t[0] * sigmoid(z));
   }
 };
 
@@ -251,7 +274,7 @@ struct TanhBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
-    dispatch_floating(y.dtype(), "tanh_backward", [&]<class T>() {
+    dispatch_floating_and_reduced(y.dtype(), "tanh_backward", [&]<class T>() {
       kernels::cpu::tanh_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
     });
     return out;
@@ -260,6 +283,10 @@ struct TanhBackwardOp {
     auto [grad, y] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),
             ctx.needs_input_grad(1) ? gg * grad * y * -2.0 : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& grad, const Tensor& y) {
+    return add_tangents(t[0].defined() ? tanh_backward(t[0], y) : Tensor(),
+                        t[1].defined() ? t[1] * grad * y * -2.0 : Tensor());
   }
 };
 
@@ -274,7 +301,7 @@ struct SigmoidBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
-    dispatch_floating(y.dtype(), "sigmoid_backward", [&]<class T>() {
+    dispatch_floating_and_reduced(y.dtype(), "sigmoid_backward", [&]<class T>() {
       kernels::cpu::sigmoid_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
     });
     return out;
@@ -283,6 +310,10 @@ struct SigmoidBackwardOp {
     auto [grad, y] = ctx.saved<2>();
     return {ctx.needs_input_grad(0) ? sigmoid_backward(gg, y) : Tensor(),
             ctx.needs_input_grad(1) ? gg * grad * (1 - y * 2.0) : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& grad, const Tensor& y) {
+    return add_tangents(t[0].defined() ? sigmoid_backward(t[0], y) : Tensor(),
+                        t[1].defined() ? t[1] * grad * (1 - y * 2.0) : Tensor());
   }
 };
 
@@ -311,8 +342,14 @@ Tensor tanh_backward(const Tensor& grad, const Tensor& y) { return apply<TanhBac
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) { return apply<SigmoidBackwardOp>(grad, y); }
 
 // Composite activations: their derivatives of every order come from the parts.
-Tensor silu(const Tensor& x) { return x * sigmoid(x); }
+// float16/bfloat16 run the composite in float32 and round once (Note [Reduced
+// floats compute in float32]); the conversions are differentiable.
+Tensor silu(const Tensor& x) {
+  if (is_reduced_floating_point(x.dtype())) return silu(x.to(kFloat32)).to(x.dtype());
+  return x * sigmoid(x);
+}
 Tensor gelu(const Tensor& x, std::string_view approximate) {
+  if (is_reduced_floating_point(x.dtype())) return gelu(x.to(kFloat32), approximate).to(x.dtype());
   if (approximate == "tanh") {
     const double k = std::sqrt(2.0 / std::numbers::pi);
     return x * 0.5 * (1 + tanh((x + x * x * x * 0.044715) * k));

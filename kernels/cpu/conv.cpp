@@ -1,6 +1,7 @@
-// CPU convolution and pooling kernels: float32 convolution through oneDNN primitives
-// cached per thread (Note [Convolution cache]), float64 (and any float32 shape oneDNN
-// refuses) through im2col + GEMM, pooling as direct loops over planes.
+// CPU convolution and pooling kernels on NCHW or NHWC buffers: float32 convolution
+// through oneDNN primitives cached per thread (Note [Convolution cache], Note
+// [Convolution layouts]), float64 (and any float32 shape oneDNN refuses) through
+// im2col + GEMM, pooling as direct loops.
 #include "kernels/cpu/conv.h"
 
 #include <omp.h>
@@ -8,11 +9,14 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,16 +30,32 @@ namespace {
 struct ConvScratchpad;  // tags this file's per-thread oneDNN scratchpad
 
 // ---------------------------------------------------------------------------------
-// im2col + GEMM, for every dtype.
+// im2col + GEMM, for every dtype and both layouts.
+//
+// A group's weight is a matrix [O/G, taps] whatever its layout, with the taps of
+// an OIHW weight ordered (c, kh, kw) and those of an OHWI weight (kh, kw, c); the
+// col matrix orders its taps the same way, so one GEMM applies them. NCHW images
+// give col [taps, OH * OW] (the output's rows are channels); NHWC images give col
+// [OH * OW, taps] (the output's rows are pixels, C apart).
 
-// col [C/G * KH * KW, OH * OW] of one image and group; taps outside the plane read 0.
+// Where tap (c, kh, kw) sits in a weight row: c * channel_step + (kh * KW + kw) * kernel_step.
+struct TapOrder {
+  int64_t channel_step, kernel_step;
+};
+
+TapOrder tap_order(const Conv2dGeometry& g) {
+  return g.weight_layout == Layout::NCHW ? TapOrder{g.kernel_h * g.kernel_w, 1} : TapOrder{1, g.in_channels / g.groups};
+}
+
+// col [C/G * KH * KW, OH * OW] of one NCHW image and group; taps outside the plane read 0.
 template <class T>
 void im2col(const Conv2dGeometry& g, const T* image, T* col) {
   const int64_t channels = g.in_channels / g.groups, plane = g.out_h * g.out_w;
+  const TapOrder order = tap_order(g);
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t kh = 0; kh < g.kernel_h; ++kh)
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        T* row = col + ((c * g.kernel_h + kh) * g.kernel_w + kw) * plane;
+        T* row = col + (c * order.channel_step + (kh * g.kernel_w + kw) * order.kernel_step) * plane;
         const T* src = image + c * g.in_h * g.in_w;
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           const int64_t h = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
@@ -56,10 +76,11 @@ void im2col(const Conv2dGeometry& g, const T* image, T* col) {
 template <class T>
 void col2im(const Conv2dGeometry& g, const T* col, T* image) {
   const int64_t channels = g.in_channels / g.groups, plane = g.out_h * g.out_w;
+  const TapOrder order = tap_order(g);
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t kh = 0; kh < g.kernel_h; ++kh)
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        const T* row = col + ((c * g.kernel_h + kh) * g.kernel_w + kw) * plane;
+        const T* row = col + (c * order.channel_step + (kh * g.kernel_w + kw) * order.kernel_step) * plane;
         T* dst = image + c * g.in_h * g.in_w;
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           const int64_t h = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
@@ -72,60 +93,142 @@ void col2im(const Conv2dGeometry& g, const T* col, T* image) {
       }
 }
 
-struct GemmLayout {
-  int64_t group_in, group_out, taps, plane;  // C/G, O/G, C/G * KH * KW, OH * OW
-  int64_t image, output_image;               // elements per image of input and output
-};
-
-GemmLayout gemm_layout(const Conv2dGeometry& g) {
-  const int64_t group_in = g.in_channels / g.groups;
-  return {group_in, g.out_channels / g.groups, group_in * g.kernel_h * g.kernel_w, g.out_h * g.out_w,
-          g.in_channels * g.in_h * g.in_w, g.out_channels * g.out_h * g.out_w};
-}
-
-// Per group: output[n, g] (O/G x OH*OW) = weight[g] (O/G x taps) . col (taps x OH*OW).
+// col [OH * OW, C/G * KH * KW] of one NHWC image and group (image points at the
+// group's first channel; pixels are C apart).
 template <class T>
-void gemm_conv_forward(const Conv2dGeometry& g, const T* input, const T* weight, const T* bias, T* output) {
-  const GemmLayout l = gemm_layout(g);
-  std::vector<T> col(static_cast<size_t>(l.taps * l.plane));
-  for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-      im2col(g, input + n * l.image + grp * l.group_in * g.in_h * g.in_w, col.data());
-      T* out = output + n * l.output_image + grp * l.group_out * l.plane;
-      gemm(false, false, l.group_out, l.plane, l.taps, T(1), weight + grp * l.group_out * l.taps, l.taps,
-           col.data(), l.plane, T(0), out, l.plane);
-      if (bias != nullptr)
-        for (int64_t o = 0; o < l.group_out; ++o)
-          for (int64_t p = 0; p < l.plane; ++p) out[o * l.plane + p] += bias[grp * l.group_out + o];
+void im2col_nhwc(const Conv2dGeometry& g, const T* image, T* col) {
+  const int64_t channels = g.in_channels / g.groups, taps = channels * g.kernel_h * g.kernel_w;
+  const TapOrder order = tap_order(g);
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      T* row = col + (oh * g.out_w + ow) * taps;
+      for (int64_t kh = 0; kh < g.kernel_h; ++kh)
+        for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+          T* dst = row + (kh * g.kernel_w + kw) * order.kernel_step;
+          const int64_t h = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+          const int64_t w = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+          if (h < 0 || h >= g.in_h || w < 0 || w >= g.in_w) {
+            for (int64_t c = 0; c < channels; ++c) dst[c * order.channel_step] = T(0);
+            continue;
+          }
+          const T* src = image + (h * g.in_w + w) * g.in_channels;
+          for (int64_t c = 0; c < channels; ++c) dst[c * order.channel_step] = src[c];
+        }
     }
 }
 
-// col = weight[g]^T . grad_output[n, g], then col2im.
+// The adjoint of im2col_nhwc.
+template <class T>
+void col2im_nhwc(const Conv2dGeometry& g, const T* col, T* image) {
+  const int64_t channels = g.in_channels / g.groups, taps = channels * g.kernel_h * g.kernel_w;
+  const TapOrder order = tap_order(g);
+  for (int64_t oh = 0; oh < g.out_h; ++oh)
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const T* row = col + (oh * g.out_w + ow) * taps;
+      for (int64_t kh = 0; kh < g.kernel_h; ++kh)
+        for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+          const int64_t h = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+          const int64_t w = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+          if (h < 0 || h >= g.in_h || w < 0 || w >= g.in_w) continue;
+          const T* src = row + (kh * g.kernel_w + kw) * order.kernel_step;
+          T* dst = image + (h * g.in_w + w) * g.in_channels;
+          for (int64_t c = 0; c < channels; ++c) dst[c] += src[c * order.channel_step];
+        }
+    }
+}
+
+struct GemmLayout {
+  int64_t group_in, group_out, taps, plane;  // C/G, O/G, C/G * KH * KW, OH * OW
+  int64_t image, output_image;               // elements per image of input and output
+  int64_t group_offset, output_group_offset;  // from a group's first input (output) element to the next's
+};
+
+GemmLayout gemm_layout(const Conv2dGeometry& g) {
+  const int64_t group_in = g.in_channels / g.groups, group_out = g.out_channels / g.groups;
+  const bool nchw = g.layout == Layout::NCHW;
+  return {group_in,
+          group_out,
+          group_in * g.kernel_h * g.kernel_w,
+          g.out_h * g.out_w,
+          g.in_channels * g.in_h * g.in_w,
+          g.out_channels * g.out_h * g.out_w,
+          nchw ? group_in * g.in_h * g.in_w : group_in,
+          nchw ? group_out * g.out_h * g.out_w : group_out};
+}
+
+// Per group, NCHW: output[n, g] (O/G x OH*OW) = weight[g] (O/G x taps) . col (taps x OH*OW);
+// NHWC: output[n, g] (OH*OW x O/G, rows O apart) = col (OH*OW x taps) . weight[g]^T.
+template <class T>
+void gemm_conv_forward(const Conv2dGeometry& g, const T* input, const T* weight, const T* bias, T* output) {
+  const GemmLayout l = gemm_layout(g);
+  const bool nchw = g.layout == Layout::NCHW;
+  std::vector<T> col(static_cast<size_t>(l.taps * l.plane));
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* image = input + n * l.image + grp * l.group_offset;
+      const T* w = weight + grp * l.group_out * l.taps;
+      T* out = output + n * l.output_image + grp * l.output_group_offset;
+      const T* b = bias != nullptr ? bias + grp * l.group_out : nullptr;
+      if (nchw) {
+        im2col(g, image, col.data());
+        gemm(false, false, l.group_out, l.plane, l.taps, T(1), w, l.taps, col.data(), l.plane, T(0), out, l.plane);
+        if (b != nullptr)
+          for (int64_t o = 0; o < l.group_out; ++o)
+            for (int64_t p = 0; p < l.plane; ++p) out[o * l.plane + p] += b[o];
+      } else {
+        im2col_nhwc(g, image, col.data());
+        gemm(false, true, l.plane, l.group_out, l.taps, T(1), col.data(), l.taps, w, l.taps, T(0), out,
+             g.out_channels);
+        if (b != nullptr)
+          for (int64_t p = 0; p < l.plane; ++p)
+            for (int64_t o = 0; o < l.group_out; ++o) out[p * g.out_channels + o] += b[o];
+      }
+    }
+}
+
+// col = weight[g]^T . grad_output[n, g] (NCHW; the transposes for NHWC), then col2im.
 template <class T>
 void gemm_conv_backward_input(const Conv2dGeometry& g, const T* grad_output, const T* weight, T* grad_input) {
   const GemmLayout l = gemm_layout(g);
+  const bool nchw = g.layout == Layout::NCHW;
   std::fill(grad_input, grad_input + g.batch * l.image, T(0));
   std::vector<T> col(static_cast<size_t>(l.taps * l.plane));
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t grp = 0; grp < g.groups; ++grp) {
-      gemm(true, false, l.taps, l.plane, l.group_out, T(1), weight + grp * l.group_out * l.taps, l.taps,
-           grad_output + n * l.output_image + grp * l.group_out * l.plane, l.plane, T(0), col.data(), l.plane);
-      col2im(g, col.data(), grad_input + n * l.image + grp * l.group_in * g.in_h * g.in_w);
+      const T* gy = grad_output + n * l.output_image + grp * l.output_group_offset;
+      const T* w = weight + grp * l.group_out * l.taps;
+      T* image = grad_input + n * l.image + grp * l.group_offset;
+      if (nchw) {
+        gemm(true, false, l.taps, l.plane, l.group_out, T(1), w, l.taps, gy, l.plane, T(0), col.data(), l.plane);
+        col2im(g, col.data(), image);
+      } else {
+        gemm(false, false, l.plane, l.taps, l.group_out, T(1), gy, g.out_channels, w, l.taps, T(0), col.data(),
+             l.taps);
+        col2im_nhwc(g, col.data(), image);
+      }
     }
 }
 
-// grad_weight[g] += grad_output[n, g] . col^T, summed over the batch.
+// grad_weight[g] += grad_output[n, g] . col^T (NCHW; the transposes for NHWC), summed over the batch.
 template <class T>
 void gemm_conv_backward_weight(const Conv2dGeometry& g, const T* grad_output, const T* input, T* grad_weight) {
   const GemmLayout l = gemm_layout(g);
+  const bool nchw = g.layout == Layout::NCHW;
   std::fill(grad_weight, grad_weight + g.out_channels * l.taps, T(0));
   std::vector<T> col(static_cast<size_t>(l.taps * l.plane));
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t grp = 0; grp < g.groups; ++grp) {
-      im2col(g, input + n * l.image + grp * l.group_in * g.in_h * g.in_w, col.data());
-      gemm(false, true, l.group_out, l.taps, l.plane, T(1),
-           grad_output + n * l.output_image + grp * l.group_out * l.plane, l.plane, col.data(), l.plane, T(1),
-           grad_weight + grp * l.group_out * l.taps, l.taps);
+      const T* gy = grad_output + n * l.output_image + grp * l.output_group_offset;
+      const T* image = input + n * l.image + grp * l.group_offset;
+      T* gw = grad_weight + grp * l.group_out * l.taps;
+      if (nchw) {
+        im2col(g, image, col.data());
+        gemm(false, true, l.group_out, l.taps, l.plane, T(1), gy, l.plane, col.data(), l.plane, T(1), gw, l.taps);
+      } else {
+        im2col_nhwc(g, image, col.data());
+        gemm(true, false, l.group_out, l.taps, l.plane, T(1), gy, g.out_channels, col.data(), l.taps, T(1), gw,
+             l.taps);
+      }
     }
 }
 
@@ -135,7 +238,7 @@ void gemm_conv_backward_weight(const Conv2dGeometry& g, const T* grad_output, co
 enum class ConvPass { Forward, ForwardBias, BackwardInput, BackwardWeight };
 
 struct ConvKey {
-  Conv2dGeometry geometry;
+  Conv2dGeometry geometry;  // its layouts included: an NHWC primitive is another primitive
   ConvPass pass;
   int threads;
   bool operator==(const ConvKey&) const = default;
@@ -147,19 +250,29 @@ struct ConvKeyHash {
     size_t seed = 0;
     for (int64_t v : {g.batch, g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h,
                       g.out_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, g.groups,
+                      static_cast<int64_t>(g.layout), static_cast<int64_t>(g.weight_layout),
                       static_cast<int64_t>(key.pass), static_cast<int64_t>(key.threads)})
       seed ^= std::hash<int64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
     return seed;
   }
 };
 
-// A primitive bound to memory objects whose data pointers each call rewrites. The
-// arguments are always plain NCHW/OIHW: a blocked layout would need reorders on every
-// call, which for these sizes cost about what they save.
+// A primitive bound to memory objects whose data pointers each call rewrites.
+// Note [Convolution layouts]
+// NCHW activations go with plain OIHW weights: a blocked activation layout would need
+// reorders of the activations on every call, which for these sizes cost about what
+// they save. NHWC activations are passed as they are, but oneDNN 2.6 has no fast
+// NHWC kernel for plain weights (it falls back to its reference code, hundreds of
+// times slower), so the weights there are `any`: the primitive picks its blocked
+// weight layout and each call reorders the (small) weights into it, or for the
+// weight gradient out of it.
 struct BoundConv {
   dnnl::primitive primitive;  // empty when oneDNN has no implementation
   dnnl::memory src, weights, bias, dst, scratchpad;
+  dnnl::memory blocked_weights;  // the primitive's own weight layout, when it is not the caller's
+  dnnl::primitive weights_reorder;
   std::unordered_map<int, dnnl::memory> args;
+  std::string implementation;
 };
 
 BoundConv create_conv(const ConvKey& key) {
@@ -167,13 +280,18 @@ BoundConv create_conv(const ConvKey& key) {
   using tag = memory::format_tag;
   const Conv2dGeometry& g = key.geometry;
   const auto f32 = memory::data_type::f32;
-  const memory::desc src_md({g.batch, g.in_channels, g.in_h, g.in_w}, f32, tag::nchw);
-  const memory::desc dst_md({g.batch, g.out_channels, g.out_h, g.out_w}, f32, tag::nchw);
-  const memory::desc weights_md =
+  const bool nhwc = g.layout == Layout::NHWC;
+  const bool ohwi = g.weight_layout == Layout::NHWC;
+  const tag activations = nhwc ? tag::nhwc : tag::nchw;
+  const memory::desc src_md({g.batch, g.in_channels, g.in_h, g.in_w}, f32, activations);
+  const memory::desc dst_md({g.batch, g.out_channels, g.out_h, g.out_w}, f32, activations);
+  const memory::desc user_weights_md =
       g.groups == 1
-          ? memory::desc({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, f32, tag::oihw)
+          ? memory::desc({g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}, f32, ohwi ? tag::ohwi : tag::oihw)
           : memory::desc({g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.kernel_h, g.kernel_w},
-                         f32, tag::goihw);
+                         f32, ohwi ? tag::gohwi : tag::goihw);
+  const memory::desc weights_md =
+      nhwc ? memory::desc(user_weights_md.dims(), f32, tag::any) : user_weights_md;
   const memory::desc bias_md({g.out_channels}, f32, tag::x);
   const memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
   const memory::dims pad_l{g.pad_h, g.pad_w};
@@ -194,16 +312,19 @@ BoundConv create_conv(const ConvKey& key) {
                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, src_md, weights_md,
                                                     dst_md, strides, dilates, pad_l, pad_r);
     dnnl::convolution_forward::primitive_desc forward_pd(forward_desc, attr, engine);
-    memory::desc scratchpad_md;
+    memory::desc scratchpad_md, primitive_weights_md;
     bound.src = memory(src_md, engine, nullptr);
-    bound.weights = memory(weights_md, engine, nullptr);
+    bound.weights = memory(user_weights_md, engine, nullptr);
     bound.dst = memory(dst_md, engine, nullptr);
+    int weights_arg = DNNL_ARG_WEIGHTS;
     switch (key.pass) {
       case ConvPass::Forward:
       case ConvPass::ForwardBias:
         bound.primitive = dnnl::convolution_forward(forward_pd);
         scratchpad_md = forward_pd.scratchpad_desc();
-        bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_WEIGHTS, bound.weights}, {DNNL_ARG_DST, bound.dst}};
+        primitive_weights_md = forward_pd.weights_desc();
+        bound.implementation = forward_pd.impl_info_str();
+        bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_DST, bound.dst}};
         if (with_bias) {
           bound.bias = memory(bias_md, engine, nullptr);
           bound.args.emplace(DNNL_ARG_BIAS, bound.bias);
@@ -215,8 +336,9 @@ BoundConv create_conv(const ConvKey& key) {
             attr, engine, forward_pd);
         bound.primitive = dnnl::convolution_backward_data(pd);
         scratchpad_md = pd.scratchpad_desc();
-        bound.args = {{DNNL_ARG_DIFF_SRC, bound.src}, {DNNL_ARG_WEIGHTS, bound.weights},
-                      {DNNL_ARG_DIFF_DST, bound.dst}};
+        primitive_weights_md = pd.weights_desc();
+        bound.implementation = pd.impl_info_str();
+        bound.args = {{DNNL_ARG_DIFF_SRC, bound.src}, {DNNL_ARG_DIFF_DST, bound.dst}};
         break;
       }
       case ConvPass::BackwardWeight: {
@@ -226,10 +348,23 @@ BoundConv create_conv(const ConvKey& key) {
             attr, engine, forward_pd);
         bound.primitive = dnnl::convolution_backward_weights(pd);
         scratchpad_md = pd.scratchpad_desc();
-        bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_DIFF_WEIGHTS, bound.weights},
-                      {DNNL_ARG_DIFF_DST, bound.dst}};
+        primitive_weights_md = pd.diff_weights_desc();
+        bound.implementation = pd.impl_info_str();
+        weights_arg = DNNL_ARG_DIFF_WEIGHTS;
+        bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_DIFF_DST, bound.dst}};
         break;
       }
+    }
+    if (primitive_weights_md == user_weights_md) {
+      bound.args.emplace(weights_arg, bound.weights);
+    } else {
+      // The reorder runs on the bound memories: caller's layout -> primitive's for the
+      // weights, the other way for their gradient.
+      bound.blocked_weights = memory(primitive_weights_md, engine);
+      bound.weights_reorder = key.pass == ConvPass::BackwardWeight
+                                  ? dnnl::reorder(bound.blocked_weights, bound.weights)
+                                  : dnnl::reorder(bound.weights, bound.blocked_weights);
+      bound.args.emplace(weights_arg, bound.blocked_weights);
     }
     if (scratchpad_md.get_size() != 0) {
       bound.scratchpad = memory(scratchpad_md, engine, nullptr);
@@ -276,6 +411,31 @@ int conv_threads(const Conv2dGeometry& g) {
   return flops >= 4e6 ? gemm_threads() : 1;
 }
 
+// What testing::last_conv_run reports, per kernel and thread.
+testing::ConvRun& last_run(testing::ConvKernel kernel) {
+  thread_local std::array<testing::ConvRun, 3> runs;
+  return runs[static_cast<size_t>(kernel)];
+}
+
+void record_run(testing::ConvKernel kernel, const Conv2dGeometry& g, const char* backend,
+                const std::string& implementation = {}) {
+  testing::ConvRun& run = last_run(kernel);
+  run.backend = backend;
+  run.layout = g.layout;
+  run.weight_layout = g.weight_layout;
+  run.implementation = implementation;
+}
+
+testing::ConvKernel kernel_of(ConvPass pass) {
+  switch (pass) {
+    case ConvPass::BackwardInput: return testing::ConvKernel::BackwardInput;
+    case ConvPass::BackwardWeight: return testing::ConvKernel::BackwardWeight;
+    case ConvPass::Forward:
+    case ConvPass::ForwardBias: break;
+  }
+  return testing::ConvKernel::Forward;
+}
+
 // Runs the cached primitive; false (having done nothing) when oneDNN has none.
 bool onednn_conv(const Conv2dGeometry& g, ConvPass pass, const float* src, const float* weights,
                  const float* bias, const float* dst) {
@@ -287,10 +447,18 @@ bool onednn_conv(const Conv2dGeometry& g, ConvPass pass, const float* src, const
   conv.weights.set_data_handle(const_cast<float*>(weights));
   conv.dst.set_data_handle(const_cast<float*>(dst));
   if (bias != nullptr) conv.bias.set_data_handle(const_cast<float*>(bias));
-  if (conv.scratchpad) conv.scratchpad.set_data_handle(onednn::thread_scratchpad<ConvScratchpad>(conv.scratchpad.get_desc().get_size()));
+  if (conv.scratchpad)
+    conv.scratchpad.set_data_handle(
+        onednn::thread_scratchpad<ConvScratchpad>(conv.scratchpad.get_desc().get_size()));
   dnnl::stream& stream = onednn::thread_stream();
+  const bool reorder_weights = static_cast<bool>(conv.weights_reorder);
+  if (reorder_weights && pass != ConvPass::BackwardWeight)
+    conv.weights_reorder.execute(stream, {{DNNL_ARG_FROM, conv.weights}, {DNNL_ARG_TO, conv.blocked_weights}});
   conv.primitive.execute(stream, conv.args);
+  if (reorder_weights && pass == ConvPass::BackwardWeight)
+    conv.weights_reorder.execute(stream, {{DNNL_ARG_FROM, conv.blocked_weights}, {DNNL_ARG_TO, conv.weights}});
   stream.wait();
+  record_run(kernel_of(pass), g, "onednn", conv.implementation);
   return true;
 }
 
@@ -299,12 +467,29 @@ bool empty_conv(const Conv2dGeometry& g) {
 }
 
 // ---------------------------------------------------------------------------------
-// Pooling
+// Pooling. NCHW loops run plane by plane; NHWC loops run pixel by pixel with the C
+// channels of a pixel as the inner (vectorized) loop. Both visit each window in the
+// same order, so the two layouts give bitwise the same values.
+
+// The window's first row and column inside the plane, and its ends (exclusive).
+struct MaxWindow {
+  int64_t h_start, h_end, w_start, w_end;
+};
+
+MaxWindow max_window(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
+  int64_t h_start = oh * g.stride_h - g.pad_h, w_start = ow * g.stride_w - g.pad_w;
+  const int64_t h_end = std::min(h_start + (g.kernel_h - 1) * g.dilation_h + 1, g.in_h);
+  const int64_t w_end = std::min(w_start + (g.kernel_w - 1) * g.dilation_w + 1, g.in_w);
+  while (h_start < 0) h_start += g.dilation_h;
+  while (w_start < 0) w_start += g.dilation_w;
+  return {h_start, h_end, w_start, w_end};
+}
 
 template <class T>
 void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, int64_t* indices) {
   const int64_t plane_in = geometry.in_h * geometry.in_w, plane_out = geometry.out_h * geometry.out_w;
-  parallel_for(0, geometry.planes, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
+  parallel_for(0, geometry.batch * geometry.channels,
+               std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
                [&](int64_t begin, int64_t end) {
                  // A local copy: stores through the int64 indices could alias the caller's
                  // geometry, which would make the compiler reload it after every store.
@@ -313,19 +498,15 @@ void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, in
                    const T* in = input + p * plane_in;
                    for (int64_t oh = 0; oh < g.out_h; ++oh)
                      for (int64_t ow = 0; ow < g.out_w; ++ow) {
-                       int64_t h_start = oh * g.stride_h - g.pad_h, w_start = ow * g.stride_w - g.pad_w;
-                       const int64_t h_end = std::min(h_start + (g.kernel_h - 1) * g.dilation_h + 1, g.in_h);
-                       const int64_t w_end = std::min(w_start + (g.kernel_w - 1) * g.dilation_w + 1, g.in_w);
-                       while (h_start < 0) h_start += g.dilation_h;
-                       while (w_start < 0) w_start += g.dilation_w;
-                       int64_t best_index = h_start * g.in_w + w_start;
+                       const MaxWindow win = max_window(g, oh, ow);
+                       int64_t best_index = win.h_start * g.in_w + win.w_start;
                        T best = -INFINITY;
                        // On data the comparison is a coin toss, so the common case is
                        // written for conditional moves; a window holding a NaN is redone
                        // with PyTorch's rule (the last NaN wins).
                        bool has_nan = false;
-                       for (int64_t h = h_start; h < h_end; h += g.dilation_h)
-                         for (int64_t w = w_start; w < w_end; w += g.dilation_w) {
+                       for (int64_t h = win.h_start; h < win.h_end; h += g.dilation_h)
+                         for (int64_t w = win.w_start; w < win.w_end; w += g.dilation_w) {
                            const T v = in[h * g.in_w + w];
                            const bool greater = v > best;
                            best_index = greater ? h * g.in_w + w : best_index;
@@ -333,8 +514,8 @@ void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, in
                            has_nan |= std::isnan(v);
                          }
                        if (has_nan) {
-                         for (int64_t h = h_start; h < h_end; h += g.dilation_h)
-                           for (int64_t w = w_start; w < w_end; w += g.dilation_w)
+                         for (int64_t h = win.h_start; h < win.h_end; h += g.dilation_h)
+                           for (int64_t w = win.w_start; w < win.w_end; w += g.dilation_w)
                              if (std::isnan(in[h * g.in_w + w])) {
                                best = in[h * g.in_w + w];
                                best_index = h * g.in_w + w;
@@ -345,6 +526,63 @@ void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, in
                      }
                  }
                });
+}
+
+// One output pixel's C channels: a value replaces the running max when it is larger
+// or NaN, which is the NCHW loop's rule (first max on ties, last NaN wins) in one pass.
+// The running max and index live in small local arrays, the index in an integer as
+// wide as T, so that the selects compile to branch-free vector code (a branch per
+// element mispredicts on data, and stores through the output defeat vectorization).
+template <class T, class Index>
+void max_pixel_nhwc(const Pool2dGeometry& g, const MaxWindow& win, const T* __restrict__ image,
+                    T* __restrict__ out, int64_t* __restrict__ indices) {
+  constexpr int64_t kBlock = 64;
+  const int64_t channels = g.channels;
+  const Index first = static_cast<Index>(win.h_start * g.in_w + win.w_start);
+  for (int64_t c0 = 0; c0 < channels; c0 += kBlock) {
+    const int64_t width = std::min(kBlock, channels - c0);
+    T best[kBlock];
+    Index index[kBlock];
+    for (int64_t c = 0; c < width; ++c) {
+      best[c] = -INFINITY;
+      index[c] = first;
+    }
+    for (int64_t h = win.h_start; h < win.h_end; h += g.dilation_h)
+      for (int64_t w = win.w_start; w < win.w_end; w += g.dilation_w) {
+        const T* in = image + (h * g.in_w + w) * channels + c0;
+        const Index at = static_cast<Index>(h * g.in_w + w);
+        for (int64_t c = 0; c < width; ++c) {
+          const T v = in[c];
+          const bool take = (v > best[c]) | (v != v);
+          best[c] = take ? v : best[c];
+          index[c] = take ? at : index[c];
+        }
+      }
+    for (int64_t c = 0; c < width; ++c) {
+      out[c0 + c] = best[c];
+      indices[c0 + c] = index[c];
+    }
+  }
+}
+
+template <class T>
+void max_pool_nhwc(const Pool2dGeometry& geometry, const T* input, T* output, int64_t* indices) {
+  const int64_t pixels = geometry.batch * geometry.out_h * geometry.out_w;
+  const int64_t work = std::max<int64_t>(1, geometry.channels * geometry.kernel_h * geometry.kernel_w);
+  // A float32 plane's positions fit in int32 unless the plane has 2^31 elements.
+  const bool narrow = sizeof(T) == 4 && geometry.in_h * geometry.in_w <= INT32_MAX;
+  parallel_for(0, pixels, std::max<int64_t>(1, kElementwiseGrainSize / work), [&](int64_t begin, int64_t end) {
+    const Pool2dGeometry g = geometry;
+    const int64_t image_size = g.in_h * g.in_w * g.channels;
+    for (int64_t q = begin; q < end; ++q) {
+      const int64_t n = q / (g.out_h * g.out_w), oh = q / g.out_w % g.out_h, ow = q % g.out_w;
+      const MaxWindow win = max_window(g, oh, ow);
+      if (narrow)
+        max_pixel_nhwc<T, int32_t>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
+      else
+        max_pixel_nhwc<T, int64_t>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
+    }
+  });
 }
 
 // The window [h_start, h_end) x [w_start, w_end) clipped to the plane, and its divisor.
@@ -368,7 +606,7 @@ AvgWindow avg_window(const Pool2dGeometry& g, int64_t oh, int64_t ow, bool count
 template <class T>
 void avg_pool_impl(const Pool2dGeometry& g, const T* input, T* output, bool count_include_pad) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
-  parallel_for(0, g.planes, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
+  parallel_for(0, g.batch * g.channels, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
                [&](int64_t begin, int64_t end) {
                  for (int64_t p = begin; p < end; ++p)
                    for (int64_t oh = 0; oh < g.out_h; ++oh)
@@ -384,9 +622,36 @@ void avg_pool_impl(const Pool2dGeometry& g, const T* input, T* output, bool coun
 }
 
 template <class T>
+void avg_pixel_nhwc(const Pool2dGeometry& g, const AvgWindow& win, const T* __restrict__ image,
+                    T* __restrict__ out) {
+  const int64_t channels = g.channels;
+  std::fill(out, out + channels, T(0));
+  for (int64_t h = win.h_start; h < win.h_end; ++h)
+    for (int64_t w = win.w_start; w < win.w_end; ++w) {
+      const T* in = image + (h * g.in_w + w) * channels;
+      for (int64_t c = 0; c < channels; ++c) out[c] += in[c];
+    }
+  const T divisor = static_cast<T>(win.divisor);
+  for (int64_t c = 0; c < channels; ++c) out[c] /= divisor;
+}
+
+template <class T>
+void avg_pool_nhwc(const Pool2dGeometry& g, const T* input, T* output, bool count_include_pad) {
+  const int64_t pixels = g.batch * g.out_h * g.out_w;
+  const int64_t work = std::max<int64_t>(1, g.channels * g.kernel_h * g.kernel_w);
+  const int64_t image_size = g.in_h * g.in_w * g.channels;
+  parallel_for(0, pixels, std::max<int64_t>(1, kElementwiseGrainSize / work), [&](int64_t begin, int64_t end) {
+    for (int64_t q = begin; q < end; ++q) {
+      const int64_t n = q / (g.out_h * g.out_w), oh = q / g.out_w % g.out_h, ow = q % g.out_w;
+      avg_pixel_nhwc(g, avg_window(g, oh, ow, count_include_pad), input + n * image_size, output + q * g.channels);
+    }
+  });
+}
+
+template <class T>
 void avg_pool_backward_impl(const Pool2dGeometry& g, const T* grad_output, T* grad_input, bool count_include_pad) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
-  parallel_for(0, g.planes, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
+  parallel_for(0, g.batch * g.channels, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
                [&](int64_t begin, int64_t end) {
                  std::fill(grad_input + begin * plane_in, grad_input + end * plane_in, T(0));
                  for (int64_t p = begin; p < end; ++p)
@@ -401,72 +666,126 @@ void avg_pool_backward_impl(const Pool2dGeometry& g, const T* grad_output, T* gr
                });
 }
 
+// Adds one output pixel's shares to its window; windows overlap, so each thread owns whole images.
+template <class T>
+void avg_pixel_backward_nhwc(const Pool2dGeometry& g, const AvgWindow& win, const T* __restrict__ grad_out,
+                             T* __restrict__ image) {
+  const int64_t channels = g.channels;
+  const T divisor = static_cast<T>(win.divisor);
+  for (int64_t h = win.h_start; h < win.h_end; ++h)
+    for (int64_t w = win.w_start; w < win.w_end; ++w) {
+      T* in = image + (h * g.in_w + w) * channels;
+      for (int64_t c = 0; c < channels; ++c) in[c] += grad_out[c] / divisor;
+    }
+}
+
+template <class T>
+void avg_pool_backward_nhwc(const Pool2dGeometry& g, const T* grad_output, T* grad_input, bool count_include_pad) {
+  const int64_t image_size = g.in_h * g.in_w * g.channels;
+  parallel_for(0, g.batch, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, image_size)),
+               [&](int64_t begin, int64_t end) {
+                 std::fill(grad_input + begin * image_size, grad_input + end * image_size, T(0));
+                 for (int64_t n = begin; n < end; ++n)
+                   for (int64_t oh = 0; oh < g.out_h; ++oh)
+                     for (int64_t ow = 0; ow < g.out_w; ++ow)
+                       avg_pixel_backward_nhwc(g, avg_window(g, oh, ow, count_include_pad),
+                                               grad_output + ((n * g.out_h + oh) * g.out_w + ow) * g.channels,
+                                               grad_input + n * image_size);
+               });
+}
+
 }  // namespace
 
 void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* weight, const float* bias,
                     float* output) {
   if (empty_conv(g)) {
-    std::fill(output, output + g.batch * g.out_channels * g.out_h * g.out_w, 0.0f);
+    const int64_t size = g.batch * g.out_channels * g.out_h * g.out_w;
+    std::fill(output, output + size, 0.0f);
     if (bias != nullptr && g.in_channels == 0)
-      for (int64_t i = 0; i < g.batch * g.out_channels * g.out_h * g.out_w; ++i)
-        output[i] = bias[(i / (g.out_h * g.out_w)) % g.out_channels];
+      for (int64_t i = 0; i < size; ++i)
+        output[i] = bias[g.layout == Layout::NHWC ? i % g.out_channels : i / (g.out_h * g.out_w) % g.out_channels];
     return;
   }
   if (onednn_conv(g, bias != nullptr ? ConvPass::ForwardBias : ConvPass::Forward, input, weight, bias, output))
     return;
+  record_run(testing::ConvKernel::Forward, g, "gemm");
   gemm_conv_forward(g, input, weight, bias, output);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const double* input, const double* weight, const double* bias,
                     double* output) {
+  record_run(testing::ConvKernel::Forward, g, "gemm");
   gemm_conv_forward(g, input, weight, bias, output);
 }
 
 void conv2d_backward_input(const Conv2dGeometry& g, const float* grad_output, const float* weight,
                            float* grad_input) {
   if (!empty_conv(g) && onednn_conv(g, ConvPass::BackwardInput, grad_input, weight, nullptr, grad_output)) return;
+  record_run(testing::ConvKernel::BackwardInput, g, "gemm");
   gemm_conv_backward_input(g, grad_output, weight, grad_input);
 }
 
 void conv2d_backward_input(const Conv2dGeometry& g, const double* grad_output, const double* weight,
                            double* grad_input) {
+  record_run(testing::ConvKernel::BackwardInput, g, "gemm");
   gemm_conv_backward_input(g, grad_output, weight, grad_input);
 }
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, const float* input,
                             float* grad_weight) {
   if (!empty_conv(g) && onednn_conv(g, ConvPass::BackwardWeight, input, grad_weight, nullptr, grad_output)) return;
+  record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
 }
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
                             double* grad_weight) {
+  record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
 }
 
+namespace {
+template <class T>
+void max_pool(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
+  if (g.layout == Layout::NHWC) max_pool_nhwc(g, input, output, indices);
+  else max_pool_impl(g, input, output, indices);
+}
+template <class T>
+void avg_pool(const Pool2dGeometry& g, const T* input, T* output, bool count_include_pad) {
+  if (g.layout == Layout::NHWC) avg_pool_nhwc(g, input, output, count_include_pad);
+  else avg_pool_impl(g, input, output, count_include_pad);
+}
+template <class T>
+void avg_pool_backward(const Pool2dGeometry& g, const T* grad_output, T* grad_input, bool count_include_pad) {
+  if (g.layout == Layout::NHWC) avg_pool_backward_nhwc(g, grad_output, grad_input, count_include_pad);
+  else avg_pool_backward_impl(g, grad_output, grad_input, count_include_pad);
+}
+}  // namespace
+
 void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int64_t* indices) {
-  max_pool_impl(g, input, output, indices);
+  max_pool(g, input, output, indices);
 }
 void max_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, int64_t* indices) {
-  max_pool_impl(g, input, output, indices);
+  max_pool(g, input, output, indices);
 }
 void avg_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, bool count_include_pad) {
-  avg_pool_impl(g, input, output, count_include_pad);
+  avg_pool(g, input, output, count_include_pad);
 }
 void avg_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, bool count_include_pad) {
-  avg_pool_impl(g, input, output, count_include_pad);
+  avg_pool(g, input, output, count_include_pad);
 }
 void avg_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, float* grad_input,
                          bool count_include_pad) {
-  avg_pool_backward_impl(g, grad_output, grad_input, count_include_pad);
+  avg_pool_backward(g, grad_output, grad_input, count_include_pad);
 }
 void avg_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, double* grad_input,
                          bool count_include_pad) {
-  avg_pool_backward_impl(g, grad_output, grad_input, count_include_pad);
+  avg_pool_backward(g, grad_output, grad_input, count_include_pad);
 }
 
 namespace testing {
 int conv_onednn_cache_size() { return static_cast<int>(thread_conv_cache().size()); }
+ConvRun last_conv_run(ConvKernel kernel) { return last_run(kernel); }
 }  // namespace testing
 
 }  // namespace gradiens::kernels::cpu

@@ -1,20 +1,30 @@
 // CPU 2-D convolution (forward, backward-data, backward-weights) and max/average
-// pooling on contiguous NCHW buffers; float32 convolution runs through oneDNN, float64
-// through im2col + GEMM. Shapes only: no autograd here.
+// pooling on dense NCHW or NHWC (channels-last) buffers; float32 convolution runs
+// through oneDNN, float64 through im2col + GEMM. Shapes only: no autograd here.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gradiens::kernels::cpu {
 
+// The order of a dense 4-d buffer: NCHW (row-major) or NHWC (channels last, what
+// PyTorch calls channels_last: the C values of one pixel are adjacent). A weight
+// [O, C / G, KH, KW] is likewise OIHW (NCHW) or OHWI (NHWC).
+enum class Layout : uint8_t { NCHW, NHWC };
+
 // Shape legend: N batch, C input channels, H x W input plane, O output channels,
 // KH x KW kernel, OH x OW output plane, G groups. Input [N, C, H, W], weight
-// [O, C / G, KH, KW], bias [O], output [N, O, OH, OW]; all contiguous.
+// [O, C / G, KH, KW], bias [O], output [N, O, OH, OW], each dense in its layout:
+// `layout` for input, output and their gradients, `weight_layout` for the weight
+// and its gradient. Every combination runs without converting the activations.
 struct Conv2dGeometry {
   int64_t batch, in_channels, in_h, in_w;
   int64_t out_channels, kernel_h, kernel_w;
   int64_t out_h, out_w;
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+  Layout layout = Layout::NCHW;
+  Layout weight_layout = Layout::NCHW;
   bool operator==(const Conv2dGeometry&) const = default;
 };
 
@@ -34,11 +44,13 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, c
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
                             double* grad_weight);
 
-// Pooling over `planes` = N * C independent H x W planes; windows start at
-// o * stride - pad and take kernel taps dilation apart.
+// Pooling over N x C planes of H x W, stored NCHW (planes one after another) or NHWC
+// (the C values of a pixel adjacent); windows start at o * stride - pad and take
+// kernel taps dilation apart. Output and indices have the input's layout.
 struct Pool2dGeometry {
-  int64_t planes, in_h, in_w, out_h, out_w;
+  int64_t batch, channels, in_h, in_w, out_h, out_w;
   int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  Layout layout = Layout::NCHW;
 };
 
 // Max over each window, and the flat index h * W + w of the max within its plane
@@ -60,6 +72,19 @@ void avg_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, dou
 namespace testing {
 // Number of oneDNN convolution primitives cached for the calling thread.
 int conv_onednn_cache_size();
+
+// How the calling thread's last call of one convolution kernel ran: through
+// "onednn" or "gemm" (im2col + GEMM), on which layouts, and oneDNN's name for the
+// implementation it picked (e.g. "brgconv:avx512_core"; "ref:any" is its slow
+// reference code). Empty until the kernel has run.
+enum class ConvKernel { Forward, BackwardInput, BackwardWeight };
+struct ConvRun {
+  std::string backend;
+  Layout layout = Layout::NCHW;
+  Layout weight_layout = Layout::NCHW;
+  std::string implementation;
+};
+ConvRun last_conv_run(ConvKernel kernel);
 }  // namespace testing
 
 }  // namespace gradiens::kernels::cpu

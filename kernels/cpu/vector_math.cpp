@@ -35,12 +35,14 @@
 
 #include "kernels/cpu/vector_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "kernels/error.h"
+#include "kernels/reduced_float.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/vector_math.cpp"
@@ -425,6 +427,102 @@ void unary_math_on_target(UnaryMath op, const T* in, T* out, size_t count) {
                                 std::to_string(static_cast<int>(op)) + " has no kernel");
 }
 
+// ---- float16 / bfloat16 conversions -------------------------------------------
+// The lane code repeats the scalar steps of kernels/reduced_float.h (Note [Half
+// conversion by float arithmetic]) op for op, so every target gives the scalar
+// bits. Highway 1.0.3's own f16 PromoteTo/DemoteTo are exact only with F16C:
+// its SSE4 emulation truncates and maps inf to 65536; its bf16 DemoteTo truncates.
+
+template <class DF>
+HWY_INLINE hn::Vec<DF> half_to_float_lanes(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> h) {
+  const hn::RebindToUnsigned<DF> du;
+  const auto w = hn::ShiftLeft<16>(hn::PromoteTo(du, h));
+  const auto sign = hn::And(w, hn::Set(du, 0x80000000u));
+  const auto two_w = hn::Add(w, w);
+  const auto normalized =
+      hn::Mul(hn::BitCast(df, hn::Add(hn::ShiftRight<4>(two_w), hn::Set(du, 0xE0u << 23))), hn::Set(df, 0x1.0p-112f));
+  const auto denormalized =
+      hn::Sub(hn::BitCast(df, hn::Or(hn::ShiftRight<17>(two_w), hn::Set(du, 126u << 23))), hn::Set(df, 0.5f));
+  // The scalar test two_w < 2^27, i.e. a zero exponent field.
+  const auto is_subnormal = hn::Eq(hn::And(w, hn::Set(du, 0x7C000000u)), hn::Zero(du));
+  const auto magnitude = hn::IfThenElse(is_subnormal, hn::BitCast(du, denormalized), hn::BitCast(du, normalized));
+  return hn::BitCast(df, hn::Or(sign, magnitude));
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> float_to_half_lanes(DF df, hn::Vec<DF> f) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> du16;
+  const auto w = hn::BitCast(du, f);
+  const auto sign = hn::ShiftRight<16>(hn::And(w, hn::Set(du, 0x80000000u)));
+  auto base = hn::Mul(hn::Mul(hn::Abs(f), hn::Set(df, 0x1.0p+112f)), hn::Set(df, 0x1.0p-110f));
+  // The scalar max(exponent << 24, 0x71 << 24), taken on the exponent alone so a
+  // signed lane compare does (exponents are at most 255).
+  const auto exponent = hn::BitCast(di, hn::And(hn::ShiftRight<23>(w), hn::Set(du, 0xFFu)));
+  const auto bias = hn::BitCast(du, hn::Max(exponent, hn::Set(di, 0x71)));
+  base = hn::Add(hn::BitCast(df, hn::Add(hn::ShiftLeft<23>(bias), hn::Set(du, 0x07800000u))), base);
+  const auto bits = hn::BitCast(du, base);
+  const auto nonsign =
+      hn::Add(hn::And(hn::ShiftRight<13>(bits), hn::Set(du, 0x7C00u)), hn::And(bits, hn::Set(du, 0x0FFFu)));
+  const auto magnitude = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(f)), hn::Set(du, 0x7E00u), nonsign);
+  return hn::DemoteTo(du16, hn::BitCast(di, hn::Or(sign, magnitude)));
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<DF> bfloat16_to_float_lanes(DF df, hn::Vec<hn::Rebind<uint16_t, DF>> b) {
+  const hn::RebindToUnsigned<DF> du;
+  return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, b)));
+}
+
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, DF>> float_to_bfloat16_lanes(DF, hn::Vec<DF> f) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const hn::Rebind<uint16_t, DF> du16;
+  const auto w = hn::BitCast(du, f);
+  const auto lsb = hn::And(hn::ShiftRight<16>(w), hn::Set(du, 1u));
+  const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(w, hn::Set(du, 0x7FFFu)), lsb));
+  const auto result = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(f)), hn::Set(du, 0x7FC0u), rounded);
+  return hn::DemoteTo(du16, hn::BitCast(di, result));
+}
+
+// The tails go through the scalar conversions, which give the same bits.
+void half_to_float_loop(const uint16_t* in, float* out, size_t count) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> du16;
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) hn::StoreU(half_to_float_lanes(df, hn::LoadU(du16, in + i)), df, out + i);
+  for (; i < count; ++i) out[i] = gradiens::detail::half_bits_to_float(in[i]);
+}
+void float_to_half_loop(const float* in, uint16_t* out, size_t count) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> du16;
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) hn::StoreU(float_to_half_lanes(df, hn::LoadU(df, in + i)), du16, out + i);
+  for (; i < count; ++i) out[i] = gradiens::detail::float_to_half_bits(in[i]);
+}
+void bfloat16_to_float_loop(const uint16_t* in, float* out, size_t count) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> du16;
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes)
+    hn::StoreU(bfloat16_to_float_lanes(df, hn::LoadU(du16, in + i)), df, out + i);
+  for (; i < count; ++i) out[i] = gradiens::detail::bfloat16_bits_to_float(in[i]);
+}
+void float_to_bfloat16_loop(const float* in, uint16_t* out, size_t count) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<uint16_t, decltype(df)> du16;
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes)
+    hn::StoreU(float_to_bfloat16_lanes(df, hn::LoadU(df, in + i)), du16, out + i);
+  for (; i < count; ++i) out[i] = gradiens::detail::float_to_bfloat16_bits(in[i]);
+}
+
 // HWY_EXPORT needs plain (non-template) functions, one per dtype.
 void unary_math_float(UnaryMath op, const float* in, float* out, size_t count) {
   unary_math_on_target(op, in, out, count);
@@ -460,6 +558,10 @@ HWY_EXPORT(tanh_backward_double);
 HWY_EXPORT(sigmoid_backward_float);
 HWY_EXPORT(sigmoid_backward_double);
 HWY_EXPORT(this_target_name);
+HWY_EXPORT(half_to_float_loop);
+HWY_EXPORT(float_to_half_loop);
+HWY_EXPORT(bfloat16_to_float_loop);
+HWY_EXPORT(float_to_bfloat16_loop);
 
 namespace {
 size_t checked_count(const char* function, int64_t n) {
@@ -489,6 +591,69 @@ void sigmoid_backward(const double* grad, const double* y, double* out, int64_t 
                                                 checked_count("sigmoid_backward", n));
 }
 const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(this_target_name)(); }
+
+namespace {
+// Runs a float32 kernel over 16-bit buffers a block at a time through stack
+// buffers: one pass over memory, no allocation, one rounding per result.
+constexpr int64_t kReducedBlock = 512;
+
+template <class T, class Kernel>
+void unary_through_float(const T* in, T* out, int64_t n, Kernel kernel) {
+  float buffer[kReducedBlock];
+  for (int64_t i = 0; i < n; i += kReducedBlock) {
+    const int64_t m = std::min(kReducedBlock, n - i);
+    convert(in + i, buffer, m);
+    kernel(buffer, m);
+    convert(buffer, out + i, m);
+  }
+}
+
+template <class T, class Kernel>
+void binary_through_float(const T* a, const T* b, T* out, int64_t n, Kernel kernel) {
+  float buffer_a[kReducedBlock], buffer_b[kReducedBlock];
+  for (int64_t i = 0; i < n; i += kReducedBlock) {
+    const int64_t m = std::min(kReducedBlock, n - i);
+    convert(a + i, buffer_a, m);
+    convert(b + i, buffer_b, m);
+    kernel(buffer_a, buffer_b, m);
+    convert(buffer_a, out + i, m);
+  }
+}
+}  // namespace
+
+void unary_math(UnaryMath op, const Half* in, Half* out, int64_t n) {
+  unary_through_float(in, out, n, [op](float* x, int64_t m) { unary_math(op, x, x, m); });
+}
+void unary_math(UnaryMath op, const BFloat16* in, BFloat16* out, int64_t n) {
+  unary_through_float(in, out, n, [op](float* x, int64_t m) { unary_math(op, x, x, m); });
+}
+void tanh_backward(const Half* grad, const Half* y, Half* out, int64_t n) {
+  binary_through_float(grad, y, out, n, [](float* g, const float* v, int64_t m) { tanh_backward(g, v, g, m); });
+}
+void tanh_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n) {
+  binary_through_float(grad, y, out, n, [](float* g, const float* v, int64_t m) { tanh_backward(g, v, g, m); });
+}
+void sigmoid_backward(const Half* grad, const Half* y, Half* out, int64_t n) {
+  binary_through_float(grad, y, out, n, [](float* g, const float* v, int64_t m) { sigmoid_backward(g, v, g, m); });
+}
+void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n) {
+  binary_through_float(grad, y, out, n, [](float* g, const float* v, int64_t m) { sigmoid_backward(g, v, g, m); });
+}
+
+// Half and BFloat16 are their uint16_t bits (standard layout, first member).
+void convert(const float* in, Half* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(float_to_half_loop)(in, reinterpret_cast<uint16_t*>(out), checked_count("convert", n));
+}
+void convert(const Half* in, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(half_to_float_loop)(reinterpret_cast<const uint16_t*>(in), out, checked_count("convert", n));
+}
+void convert(const float* in, BFloat16* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(float_to_bfloat16_loop)(in, reinterpret_cast<uint16_t*>(out), checked_count("convert", n));
+}
+void convert(const BFloat16* in, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(bfloat16_to_float_loop)(reinterpret_cast<const uint16_t*>(in), out,
+                                               checked_count("convert", n));
+}
 
 }  // namespace gradiens::kernels::cpu
 #endif  // HWY_ONCE

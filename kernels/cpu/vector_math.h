@@ -4,6 +4,11 @@
 
 #include <cstdint>
 
+namespace gradiens {
+struct Half;
+struct BFloat16;
+}  // namespace gradiens
+
 namespace gradiens::kernels::cpu {
 
 // Edge values follow PyTorch: exp(+big) = inf, log(0) = -inf, log(x < 0) = NaN,
@@ -38,13 +43,29 @@ enum class UnaryMath {
 void unary_math(UnaryMath op, const float* in, float* out, int64_t n);
 void unary_math(UnaryMath op, const double* in, double* out, int64_t n);
 
+// float16/bfloat16: computed in float32 block by block, each result rounded once.
+void unary_math(UnaryMath op, const Half* in, Half* out, int64_t n);
+void unary_math(UnaryMath op, const BFloat16* in, BFloat16* out, int64_t n);
+
 // Fused backward kernels over n contiguous elements; out may alias any input.
 // grad * (1 - y*y), where y = tanh(x) is the saved forward output.
 void tanh_backward(const float* grad, const float* y, float* out, int64_t n);
 void tanh_backward(const double* grad, const double* y, double* out, int64_t n);
+void tanh_backward(const Half* grad, const Half* y, Half* out, int64_t n);
+void tanh_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n);
 // grad * y * (1 - y), where y = sigmoid(x) is the saved forward output.
 void sigmoid_backward(const float* grad, const float* y, float* out, int64_t n);
 void sigmoid_backward(const double* grad, const double* y, double* out, int64_t n);
+void sigmoid_backward(const Half* grad, const Half* y, Half* out, int64_t n);
+void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n);
+
+// Bulk conversions of n contiguous elements between float32 and the 16-bit
+// floats, bit for bit the scalar Half(float) / float(Half) of kernels/reduced_float.h
+// (round-to-nearest-even; Note [Half conversion by float arithmetic]).
+void convert(const float* in, Half* out, int64_t n);
+void convert(const Half* in, float* out, int64_t n);
+void convert(const float* in, BFloat16* out, int64_t n);
+void convert(const BFloat16* in, float* out, int64_t n);
 
 // Name of the SIMD target chosen at runtime ("AVX3" = AVX-512, "AVX2", "SSE4",
 // "SCALAR"), for benchmark reports.

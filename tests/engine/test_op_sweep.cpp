@@ -89,6 +89,32 @@ TEST_CASE("gradgradcheck of every op and variant") {
   CHECK(runs >= 600);
 }
 
+// Forward mode, both ways an op meets a dual input: while recording (the
+// inputs require grad) and under NoGradGuard (tangents only). Ops with a jvp
+// formula use it; the others go through the double-backward fallback.
+TEST_CASE("forward-mode AD of every op and variant, while recording") {
+  int runs = sweep([](const gd::testing::VariantCase& c, gd::autograd::GradcheckOptions options) {
+    options.check_forward_ad = true;
+    options.check_backward_ad = false;
+    return gd::autograd::gradcheck(c.fn, c.inputs, options);
+  });
+  CHECK(runs >= 600);
+}
+
+TEST_CASE("forward-mode AD of every op and variant, without grad mode") {
+  int runs = sweep([](const gd::testing::VariantCase& c, gd::autograd::GradcheckOptions options) {
+    options.check_forward_ad = true;
+    options.check_backward_ad = false;
+    auto fn = c.fn;
+    auto no_grad_fn = [fn](const std::vector<Tensor>& xs) {
+      gd::NoGradGuard no_grad;
+      return fn(xs);
+    };
+    return gd::autograd::gradcheck(no_grad_fn, c.inputs, options);
+  });
+  CHECK(runs >= 600);
+}
+
 TEST_CASE("gradcheck and gradgradcheck reject wrong derivatives") {
   gd::autograd::GradcheckOptions quiet;
   quiet.raise_exception = false;

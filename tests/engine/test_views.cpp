@@ -228,8 +228,9 @@ TEST_CASE("contiguous, is_contiguous, clone and detach") {
   CHECK(c.is_contiguous());
   CHECK_FALSE(same_storage(c, m));
   CHECK(values_of(c) == values_of(m.t()));
-  // clone: same values, own storage, contiguous even from a strided input.
-  Tensor k = m.t().clone();
+  // clone(contiguous_format): same values, own storage, contiguous even from a
+  // strided input (clone()'s default, Preserve, is in test_memory_format.cpp).
+  Tensor k = m.t().clone(gd::contiguous_format);
   CHECK(k.is_contiguous());
   CHECK_FALSE(same_storage(k, m));
   CHECK(values_of(k) == values_of(m.t()));

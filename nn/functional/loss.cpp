@@ -1,0 +1,382 @@
+// The losses of nn::functional: checks with PyTorch's messages, then
+// compositions of differentiable ops, except binary_cross_entropy (a fused op
+// with PyTorch's gradient at 0 and 1) and the log_sigmoid inside
+// binary_cross_entropy_with_logits (a fused op, exact at x = 0).
+#include "nn/functional/loss.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+
+#include "engine/autograd/function.h"
+#include "engine/functions.h"
+
+namespace gradiens::nn {
+
+std::string_view reduction_name(Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return "none";
+    case Reduction::Mean: return "mean";
+    case Reduction::Sum: return "sum";
+    case Reduction::BatchMean: return "batchmean";
+  }
+  return "unknown";
+}
+
+Reduction reduction_from_name(std::string_view name) {
+  for (Reduction r : {Reduction::None, Reduction::Mean, Reduction::Sum, Reduction::BatchMean})
+    if (name == reduction_name(r)) return r;
+  throw Error(fmt::format("{} is not a valid value for reduction", name));
+}
+
+namespace functional {
+namespace {
+
+// The names PyTorch's dtype errors use ("expected scalar type Long but found Int").
+std::string_view c10_name(ScalarType t) {
+  switch (t) {
+    case kFloat32: return "Float";
+    case kFloat64: return "Double";
+    case kFloat16: return "Half";
+    case kBFloat16: return "BFloat16";
+    case kInt32: return "Int";
+    case kInt64: return "Long";
+    case kUInt8: return "Byte";
+    case kBool: return "Bool";
+  }
+  return "Unknown";
+}
+
+std::string sizes_string(IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
+
+// Every loss but kl_div reduces this way; kBatchMean belongs to kl_div alone.
+Tensor reduce(const Tensor& loss, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return loss;
+    case Reduction::Mean: return loss.mean();
+    case Reduction::Sum: return loss.sum();
+    case Reduction::BatchMean: break;
+  }
+  throw Error("batchmean is not a valid value for reduction");
+}
+
+void check_floating(const Tensor& t, std::string_view kernel) {
+  GD_CHECK(t.is_floating_point(), fmt::format("\"{}\" not implemented for '{}'", kernel, c10_name(t.dtype())));
+}
+
+// ---- class-index targets ----
+
+// nll_loss's shape checks, per input rank as PyTorch words them (its 1-2-d,
+// 4-d and reshaping paths each have their own messages).
+void check_nll_shapes(const Tensor& input, const Tensor& target, const Tensor& weight) {
+  const int64_t dim = input.dim();
+  GD_CHECK(dim >= 1, fmt::format("Expected 1 or more dimensions (got {})", dim));
+  if (dim != 1) {
+    const int64_t target_batch = target.dim() > 0 ? target.size(0) : 0;
+    GD_CHECK(input.size(0) == target_batch,
+             fmt::format("Expected input batch_size ({}) to match target batch_size ({}).", input.size(0),
+                         target_batch));
+  }
+  const int64_t classes = input.size(dim == 1 ? 0 : 1);
+  if (dim <= 2) {
+    GD_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+    // An unbatched input takes a 0-d target only (PyTorch lets a 1-D target of
+    // C elements through and returns nonsense).
+    GD_CHECK((dim == 1 && target.dim() == 0) || (dim == 2 && target.dim() == 1),
+             fmt::format("size mismatch (got input: {}, target: {})", sizes_string(input.sizes()),
+                         sizes_string(target.sizes())));
+    GD_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == classes),
+             fmt::format("weight tensor should be defined either for all {} classes or no classes but got weight "
+                         "tensor of shape: {}",
+                         classes, sizes_string(weight.sizes())));
+    return;
+  }
+  if (dim == 4) {
+    GD_CHECK(target.dim() == 3,
+             fmt::format("only batches of spatial targets supported (3D tensors) but got targets of dimension: {}",
+                         target.dim()));
+    GD_CHECK(!weight.defined() || weight.numel() == classes,
+             "weight tensor should be defined either for all or no classes");
+    GD_CHECK(target.size(1) == input.size(2) && target.size(2) == input.size(3),
+             fmt::format("size mismatch (got input: {} , target: {}", sizes_string(input.sizes()),
+                         sizes_string(target.sizes())));
+    return;
+  }
+  DimVector expected{input.size(0)};
+  for (int64_t d = 2; d < dim; ++d) expected.push_back(input.size(d));
+  GD_CHECK(target.sizes() == IntArrayRef(expected), fmt::format("Expected target size {}, got {}",
+                                                                sizes_string(expected), sizes_string(target.sizes())));
+  GD_CHECK(!weight.defined() || weight.numel() == classes,
+           "weight tensor should be defined either for all or no classes");
+}
+
+void check_index_target_dtype(const Tensor& target) {
+  GD_CHECK(target.dtype() == kInt64 || target.dtype() == kUInt8,
+           fmt::format("expected scalar type Long but found {}", c10_name(target.dtype())));
+}
+
+void check_weight_dtype(const Tensor& input, const Tensor& weight) {
+  GD_CHECK(!weight.defined() || weight.dtype() == input.dtype(),
+           fmt::format("expected scalar type {} but found {}", c10_name(input.dtype()), c10_name(weight.dtype())));
+}
+
+// What nll_loss and cross_entropy's smoothing term share about a class-index
+// target: which entries count, a target safe to index with everywhere (ignored
+// ones read class 0), and each entry's weight (0 where ignored).
+struct IndexTarget {
+  Tensor valid;
+  Tensor safe;
+  Tensor weight;
+};
+
+IndexTarget index_target(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index) {
+  const int64_t classes = input.size(input.dim() == 1 ? 0 : 1);
+  Tensor target64 = target.to(kInt64);
+  Tensor valid = target64 != ignore_index;
+  Tensor out_of_bounds = valid & ((target64 < 0) | (target64 >= classes));
+  if (out_of_bounds.any().item<bool>()) {
+    int64_t first = target64.masked_select(out_of_bounds).index({0}).item<int64_t>();
+    throw Error(fmt::format("Target {} is out of bounds.", first));
+  }
+  Tensor safe = target64.masked_fill(valid.logical_not(), 0);
+  Tensor per_entry = weight.defined()
+                         ? where(valid, weight.index_select(0, safe.reshape({-1})).reshape(target.sizes()), 0.0)
+                         : valid.to(input.dtype());
+  return {valid, safe, per_entry};
+}
+
+// -input[target] * weight[target] per entry (0 where ignored), reduced with
+// PyTorch's weighted mean: the sum over the sum of the counted entries' weights.
+Tensor nll_of(const Tensor& log_probs, const IndexTarget& t, bool weighted, Reduction reduction) {
+  const int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
+  Tensor picked = log_probs.gather(class_dim, t.safe.unsqueeze(class_dim)).squeeze(class_dim);
+  // where, not a product with the 0/1 mask, so an ignored -inf log-probability
+  // gives 0 and sends no NaN back through the gather.
+  Tensor loss = where(t.valid, weighted ? -picked * t.weight : -picked, 0.0);
+  switch (reduction) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return loss.sum();
+    case Reduction::Mean: return loss.sum() / t.weight.sum();
+    case Reduction::BatchMean: break;
+  }
+  throw Error("batchmean is not a valid value for reduction");
+}
+
+void check_label_smoothing(double label_smoothing) {
+  // PyTorch lets a negative value through (as no smoothing); both ends are checked here.
+  GD_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+           fmt::format("label_smoothing must be between 0.0 and 1.0. Got: {}", label_smoothing));
+}
+
+// The weight as a view that broadcasts along the class dim of an input of rank `dim`.
+Tensor class_weight_view(const Tensor& weight, int64_t dim) {
+  if (dim <= 1) return weight;
+  DimVector shape(static_cast<size_t>(dim), 1);
+  shape[1] = weight.numel();
+  return weight.reshape(shape);
+}
+
+// Class probabilities: -sum_c w_c y_c log_softmax(x)_c, the mean dividing by
+// the number of distributions (not by the weights), as PyTorch.
+Tensor cross_entropy_probabilities(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o) {
+  GD_CHECK(target.is_floating_point(), fmt::format("Expected floating point type for target with class "
+                                                   "probabilities, got {}",
+                                                   c10_name(target.dtype())));
+  GD_CHECK(o.ignore_index() < 0, "ignore_index is not supported for floating point target");
+  check_label_smoothing(o.label_smoothing());
+  GD_CHECK(input.dim() >= 1, fmt::format("Expected 1 or more dimensions (got {})", input.dim()));
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  const int64_t classes = input.size(class_dim);
+  const Tensor& weight = o.weight();
+  GD_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == classes),
+           fmt::format("cross_entropy: weight tensor should be defined either for all {} classes or no classes but "
+                       "got weight tensor of shape: {}",
+                       classes, sizes_string(weight.sizes())));
+  check_weight_dtype(input, weight);
+  Tensor log_probs = log_softmax(input, class_dim);
+  Tensor smoothed = o.label_smoothing() > 0
+                        ? target * (1 - o.label_smoothing()) + o.label_smoothing() / static_cast<double>(classes)
+                        : target;
+  Tensor terms = log_probs * smoothed;
+  if (weight.defined()) terms = terms * class_weight_view(weight, input.dim());
+  switch (o.reduction()) {
+    case Reduction::None: return -terms.sum({class_dim});
+    case Reduction::Sum: return -terms.sum();
+    case Reduction::Mean:
+      // numel / C distributions; none at all gives NaN, as a mean over nothing.
+      return -terms.sum() / static_cast<double>(classes == 0 ? 0 : input.numel() / classes);
+    case Reduction::BatchMean: break;
+  }
+  throw Error("batchmean is not a valid value for reduction");
+}
+
+// Class indices with smoothing: (1 - s) nll + (s / C) (-sum_c w_c log p_c),
+// the second term reduced with nll's weighted-mean denominator.
+Tensor cross_entropy_smoothed(const Tensor& log_probs, const Tensor& target, const CrossEntropyFuncOptions& o) {
+  const int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
+  const double s = o.label_smoothing();
+  const double classes = static_cast<double>(log_probs.size(class_dim));
+  const Tensor& weight = o.weight();
+  IndexTarget t = index_target(log_probs, target, weight, o.ignore_index());
+  Tensor nll = nll_of(log_probs, t, weight.defined(), o.reduction());
+  Tensor weighted = weight.defined() ? log_probs * class_weight_view(weight, log_probs.dim()) : log_probs;
+  Tensor smooth = where(t.valid, -weighted.sum({class_dim}), 0.0);
+  switch (o.reduction()) {
+    case Reduction::None: break;
+    case Reduction::Sum: smooth = smooth.sum(); break;
+    case Reduction::Mean: smooth = smooth.sum() / t.weight.sum(); break;
+    case Reduction::BatchMean: throw Error("batchmean is not a valid value for reduction");
+  }
+  return (1 - s) * nll + smooth * (s / classes);
+}
+
+// ---- binary cross entropy ----
+
+// Note [BCE gradient at 0 and 1]: the loss clamps each log at -100, but its
+// gradient is PyTorch's (x - y) / max(x (1 - x), 1e-12f) rather than the
+// clamped function's derivative: at a saturated x = 0 or 1 the two differ
+// (0 against -1 for x = 1, y = 1), and training code tuned on PyTorch expects
+// PyTorch's. Inside (0, 1) both are the true derivative. The target's
+// gradient is -logit(x), infinite at 0 and 1 as in PyTorch.
+struct BinaryCrossEntropy {
+  static constexpr std::string_view name = "BinaryCrossEntropyBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, const Tensor& y) {
+    ctx.save_for_backward(x, y);
+    return (y - 1) * clamp_min(log(1 - x), -100) - y * clamp_min(log(x), -100);
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [x, y] = ctx.saved<2>();
+    Tensor gx, gy;
+    // PyTorch's epsilon is the float 1e-12f, also for double.
+    if (ctx.needs_input_grad(0)) gx = g * (x - y) / clamp_min(x * (1 - x), static_cast<double>(1e-12f));
+    if (ctx.needs_input_grad(1)) gy = g * (log(1 - x) - log(x));
+    return {gx, gy};
+  }
+};
+
+// log(sigmoid(x)) = -(max(-x, 0) + log1p(exp(-|x|))), finite for any finite x.
+// Its own op because the composition's gradient is wrong at x = 0: relu and
+// abs both take slope 0 there, which gives 0 instead of sigmoid(0) = 1/2.
+struct LogSigmoid {
+  static constexpr std::string_view name = "LogSigmoidBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return -(relu(-x) + log1p(exp(-abs(x))));
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * sigmoid(-ctx.saved(0))}; }
+};
+
+void check_regression_dtypes(const Tensor& input, const Tensor& target, std::string_view kernel) {
+  if (!input.is_floating_point() && !target.is_floating_point())
+    throw Error(fmt::format("\"{}\" not implemented for '{}'", kernel,
+                            c10_name(promote_types(input.dtype(), target.dtype()))));
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  check_nll_shapes(input, target, options.weight());
+  check_floating(input, "nll_loss_out_frame");
+  check_index_target_dtype(target);
+  check_weight_dtype(input, options.weight());
+  IndexTarget t = index_target(input, target, options.weight(), options.ignore_index());
+  return nll_of(input, t, options.weight().defined(), options.reduction());
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  // Equal shapes mean class probabilities, as PyTorch decides.
+  if (input.sizes() == target.sizes()) return cross_entropy_probabilities(input, target, options);
+  check_label_smoothing(options.label_smoothing());
+  check_nll_shapes(input, target, options.weight());
+  check_floating(input, "log_softmax");
+  check_index_target_dtype(target);
+  check_weight_dtype(input, options.weight());
+  Tensor log_probs = log_softmax(input, input.dim() == 1 ? 0 : 1);
+  if (options.label_smoothing() > 0) return cross_entropy_smoothed(log_probs, target, options);
+  IndexTarget t = index_target(log_probs, target, options.weight(), options.ignore_index());
+  return nll_of(log_probs, t, options.weight().defined(), options.reduction());
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options) {
+  GD_CHECK(target.sizes() == input.sizes(),
+           fmt::format("Using a target size ({}) that is different to the input size ({}) is deprecated. Please "
+                       "ensure they have the same size.",
+                       sizes_string(target.sizes()), sizes_string(input.sizes())));
+  check_floating(input, "binary_cross_entropy");
+  GD_CHECK(target.dtype() == input.dtype(), fmt::format("Found dtype {} but expected {}", c10_name(target.dtype()),
+                                                        c10_name(input.dtype())));
+  check_weight_dtype(input, options.weight());
+  // NaN fails both comparisons, so it is rejected too, as in PyTorch.
+  GD_CHECK(((input >= 0) & (input <= 1)).all().item<bool>(), "all elements of input should be between 0 and 1");
+  Tensor loss = apply<BinaryCrossEntropy>(input, target);
+  if (options.weight().defined()) loss = loss * options.weight();
+  return reduce(loss, options.reduction());
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  GD_CHECK(target.sizes() == input.sizes(), fmt::format("Target size ({}) must be the same as input size ({})",
+                                                        sizes_string(target.sizes()), sizes_string(input.sizes())));
+  check_floating(input, "binary_cross_entropy_with_logits");
+  GD_CHECK(target.is_floating_point(), fmt::format("result type {} can't be cast to the desired output type {}",
+                                                   c10_name(input.dtype()), c10_name(target.dtype())));
+  check_weight_dtype(input, options.weight());
+  check_weight_dtype(input, options.pos_weight());
+  // (1 - y) x + l * softplus(-x) with l = 1 + (p - 1) y; softplus(-x) = -log_sigmoid(x).
+  Tensor log_sig = apply<LogSigmoid>(input);
+  Tensor positive_weight = options.pos_weight().defined() ? 1 + (options.pos_weight() - 1) * target : Tensor();
+  Tensor loss = positive_weight.defined() ? (1 - target) * input - positive_weight * log_sig
+                                          : (1 - target) * input - log_sig;
+  if (options.weight().defined()) loss = loss * options.weight();
+  return reduce(loss, options.reduction());
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  check_regression_dtypes(input, target, "mse_cpu");
+  return reduce((input - target).square(), options.reduction());
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  check_regression_dtypes(input, target, "l1_loss");
+  return reduce((input - target).abs(), options.reduction());
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options) {
+  const double delta = options.delta();
+  GD_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
+  check_regression_dtypes(input, target, "huber_cpu");
+  Tensor d = input - target;
+  // The quadratic branch squares d, not |d|, so its gradient has no kink at 0;
+  // where() sends the unselected branch a zero gradient, so an overflowing
+  // square for large |d| does no harm.
+  Tensor loss = where(d.abs() < delta, 0.5 * d * d, delta * (d.abs() - 0.5 * delta));
+  return reduce(loss, options.reduction());
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
+  const double beta = options.beta();
+  GD_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
+  check_regression_dtypes(input, target, "smooth_l1_cpu");
+  if (beta == 0) return l1_loss(input, target, L1LossFuncOptions(options.reduction()));
+  Tensor d = input - target;
+  Tensor loss = where(d.abs() < beta, 0.5 * d * d / beta, d.abs() - 0.5 * beta);
+  return reduce(loss, options.reduction());
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options) {
+  GD_CHECK(input.is_floating_point() && target.is_floating_point(), "kl_div: Integral inputs not supported.");
+  Tensor loss;
+  if (options.log_target()) {
+    loss = exp(target) * (target - input);
+  } else {
+    // xlogy(y, y) - y x: y log y is 0 at y = 0 (and NaN below 0, as PyTorch).
+    loss = where(target == 0, 0.0, target * log(target)) - target * input;
+  }
+  if (options.reduction() != Reduction::BatchMean) return reduce(loss, options.reduction());
+  Tensor total = loss.sum();
+  return input.dim() == 0 ? total : total / static_cast<double>(input.size(0));
+}
+
+}  // namespace functional
+}  // namespace gradiens::nn

@@ -1,0 +1,223 @@
+// The losses of torch.nn.functional (cross_entropy, nll_loss, the two binary
+// cross entropies, mse, l1, huber, smooth_l1, kl_div) and their options structs,
+// named as in libtorch (CrossEntropyLossOptions / CrossEntropyFuncOptions, ...).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "engine/tensor.h"
+
+namespace gradiens::nn {
+
+// How a loss reduces its elementwise values: kNone keeps them, kMean averages
+// (the weighted rule for nll_loss and cross_entropy), kSum adds; kBatchMean
+// (kl_div only) divides the sum by the batch size.
+enum class Reduction { None, Mean, Sum, BatchMean };
+
+// "none", "mean", "sum", "batchmean".
+std::string_view reduction_name(Reduction reduction);
+// The Reduction a PyTorch name stands for; any other name is an error
+// ("avg is not a valid value for reduction").
+Reduction reduction_from_name(std::string_view name);
+
+namespace detail {
+// The reduction option every loss options struct shares; its setters return the
+// derived struct so that calls chain in any order, as libtorch's TORCH_ARG does.
+template <class Derived>
+class ReductionOption {
+ public:
+  Derived& reduction(Reduction reduction) {
+    reduction_ = reduction;
+    return static_cast<Derived&>(*this);
+  }
+  // PyTorch's names, for code and configs that spell the reduction as a string.
+  Derived& reduction(std::string_view name) { return reduction(reduction_from_name(name)); }
+  Reduction reduction() const { return reduction_; }
+
+ protected:
+  ReductionOption() = default;
+  explicit ReductionOption(Reduction reduction) : reduction_(reduction) {}
+
+ private:
+  Reduction reduction_ = Reduction::Mean;
+};
+}  // namespace detail
+
+// `weight`: a 1-D tensor of C class weights (undefined: all 1). Targets equal to
+// `ignore_index` add nothing to the loss nor to the mean's denominator.
+struct NLLLossOptions : detail::ReductionOption<NLLLossOptions> {
+  NLLLossOptions& weight(const Tensor& weight) {
+    weight_ = weight;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+  NLLLossOptions& ignore_index(int64_t ignore_index) {
+    ignore_index_ = ignore_index;
+    return *this;
+  }
+  int64_t ignore_index() const { return ignore_index_; }
+
+ private:
+  Tensor weight_;
+  int64_t ignore_index_ = -100;
+};
+
+// NLLLossOptions plus label_smoothing in [0, 1]: the target distribution mixes
+// the one-hot target with the uniform one, (1 - s) * onehot + s / C.
+struct CrossEntropyLossOptions : detail::ReductionOption<CrossEntropyLossOptions> {
+  CrossEntropyLossOptions& weight(const Tensor& weight) {
+    weight_ = weight;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+  CrossEntropyLossOptions& ignore_index(int64_t ignore_index) {
+    ignore_index_ = ignore_index;
+    return *this;
+  }
+  int64_t ignore_index() const { return ignore_index_; }
+  CrossEntropyLossOptions& label_smoothing(double label_smoothing) {
+    label_smoothing_ = label_smoothing;
+    return *this;
+  }
+  double label_smoothing() const { return label_smoothing_; }
+
+ private:
+  Tensor weight_;
+  int64_t ignore_index_ = -100;
+  double label_smoothing_ = 0.0;
+};
+
+// `weight` rescales each element's loss (broadcast against the input).
+struct BCELossOptions : detail::ReductionOption<BCELossOptions> {
+  BCELossOptions& weight(const Tensor& weight) {
+    weight_ = weight;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+
+ private:
+  Tensor weight_;
+};
+
+// `pos_weight` multiplies the loss of the positive term (broadcast against the
+// target, typically one value per class); `weight` as in BCELossOptions.
+struct BCEWithLogitsLossOptions : detail::ReductionOption<BCEWithLogitsLossOptions> {
+  BCEWithLogitsLossOptions& weight(const Tensor& weight) {
+    weight_ = weight;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+  BCEWithLogitsLossOptions& pos_weight(const Tensor& pos_weight) {
+    pos_weight_ = pos_weight;
+    return *this;
+  }
+  const Tensor& pos_weight() const { return pos_weight_; }
+
+ private:
+  Tensor weight_;
+  Tensor pos_weight_;
+};
+
+// The options that hold only a reduction convert from it, as in libtorch, so
+// F::mse_loss(input, target, gd::kSum) works.
+struct MSELossOptions : detail::ReductionOption<MSELossOptions> {
+  MSELossOptions() = default;
+  MSELossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+};
+
+struct L1LossOptions : detail::ReductionOption<L1LossOptions> {
+  L1LossOptions() = default;
+  L1LossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+};
+
+// Quadratic for |x - y| < delta, linear (slope delta) beyond; delta > 0.
+struct HuberLossOptions : detail::ReductionOption<HuberLossOptions> {
+  HuberLossOptions() = default;
+  HuberLossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+  HuberLossOptions& delta(double delta) {
+    delta_ = delta;
+    return *this;
+  }
+  double delta() const { return delta_; }
+
+ private:
+  double delta_ = 1.0;
+};
+
+// Huber divided by beta: quadratic (0.5 d^2 / beta) for |d| < beta, |d| - beta/2
+// beyond; beta = 0 is l1_loss, a negative beta an error.
+struct SmoothL1LossOptions : detail::ReductionOption<SmoothL1LossOptions> {
+  SmoothL1LossOptions() = default;
+  SmoothL1LossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+  SmoothL1LossOptions& beta(double beta) {
+    beta_ = beta;
+    return *this;
+  }
+  double beta() const { return beta_; }
+
+ private:
+  double beta_ = 1.0;
+};
+
+// `log_target`: the target holds log-probabilities. kBatchMean divides the sum
+// by the input's first size (the KL divergence's definition); kMean, the
+// default as in PyTorch, divides by every element.
+struct KLDivLossOptions : detail::ReductionOption<KLDivLossOptions> {
+  KLDivLossOptions() = default;
+  KLDivLossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+  KLDivLossOptions& log_target(bool log_target) {
+    log_target_ = log_target;
+    return *this;
+  }
+  bool log_target() const { return log_target_; }
+
+ private:
+  bool log_target_ = false;
+};
+
+namespace functional {
+
+using CrossEntropyFuncOptions = CrossEntropyLossOptions;
+using NLLLossFuncOptions = NLLLossOptions;
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
+using MSELossFuncOptions = MSELossOptions;
+using L1LossFuncOptions = L1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using KLDivFuncOptions = KLDivLossOptions;
+
+// Shapes (C = classes): input (N, C, d1, ...), (N, C) or unbatched (C).
+// Class-index target: integer (int64 or uint8) of shape (N, d1, ...), (N) or ();
+// probability target (cross_entropy only): floating, shaped like input.
+// Every loss is a composition of differentiable ops (log_softmax, gather,
+// where, ...) or a fused op whose backward is itself differentiable, so
+// derivatives of every order exist, also for the weights.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
+// input holds log-probabilities (e.g. from log_softmax).
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {});
+// input holds probabilities in [0, 1]; each log is clamped at -100 as in PyTorch.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options = {});
+// input holds logits; computed as (1 - y) x - (1 + (p - 1) y) log_sigmoid(x), finite for any finite x.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
+// The regression losses broadcast input against target.
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options = {});
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {});
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {});
+// input holds log-probabilities; target probabilities (or log-probabilities with log_target).
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
+
+}  // namespace functional
+}  // namespace gradiens::nn
+
+namespace gradiens {
+// libtorch's torch::kNone, torch::kMean, ... for the reduction options.
+inline constexpr nn::Reduction kNone = nn::Reduction::None;
+inline constexpr nn::Reduction kMean = nn::Reduction::Mean;
+inline constexpr nn::Reduction kSum = nn::Reduction::Sum;
+inline constexpr nn::Reduction kBatchMean = nn::Reduction::BatchMean;
+}  // namespace gradiens

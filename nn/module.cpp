@@ -1,0 +1,327 @@
+// nn::Module: registration, traversal, conversion, state_dict and hooks.
+#include "nn/module.h"
+
+#include <cxxabi.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ostream>
+#include <sstream>
+
+#include "engine/autograd/grad_mode.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+
+namespace gradiens::nn {
+
+namespace {
+
+// "gradiens::nn::LinearImpl" -> "Linear".
+std::string type_name_of(const Module& m) {
+  const char* mangled = typeid(m).name();
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : mangled;
+  std::free(demangled);
+  if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+  if (name.size() > 4 && name.ends_with("Impl")) name.resize(name.size() - 4);
+  return name;
+}
+
+void check_name(const std::string& name, const char* what) {
+  GD_CHECK(!name.empty(), fmt::format("{} name must not be empty", what));
+  GD_CHECK(name.find('.') == std::string::npos,
+           fmt::format("{} name must not contain a dot (\".\"), got \"{}\"", what, name));
+}
+
+std::string join_name(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+}  // namespace
+
+Module::Module(std::string name) {
+  if (!name.empty()) name_ = std::move(name);
+}
+
+const std::string& Module::name() const {
+  if (!name_) name_ = type_name_of(*this);
+  return *name_;
+}
+
+// ---- registration ----
+
+Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+  check_name(name, "Parameter");
+  GD_CHECK(!buffers_.contains(name) && !children_.contains(name),
+           fmt::format("attribute '{}' already exists", name));
+  if (tensor.defined()) {
+    // A parameter is a leaf of its own, as torch.nn.Parameter(tensor) detaches.
+    tensor = tensor.detach();
+    tensor.requires_grad_(requires_grad);
+  }
+  return parameters_.insert(std::move(name), std::move(tensor));
+}
+
+Tensor& Module::register_buffer(std::string name, Tensor tensor, bool persistent) {
+  check_name(name, "Buffer");
+  GD_CHECK(!parameters_.contains(name) && !children_.contains(name),
+           fmt::format("attribute '{}' already exists", name));
+  if (!persistent) non_persistent_buffers_.push_back(name);
+  return buffers_.insert(std::move(name), std::move(tensor));
+}
+
+void Module::register_module_impl(std::string name, std::shared_ptr<Module> module) {
+  check_name(name, "Submodule");
+  GD_CHECK(module != nullptr, fmt::format("Submodule '{}' is an empty module", name));
+  GD_CHECK(!parameters_.contains(name) && !buffers_.contains(name),
+           fmt::format("attribute '{}' already exists", name));
+  children_.insert(std::move(name), std::move(module));
+}
+
+void Module::replace_module_impl(const std::string& name, std::shared_ptr<Module> module) {
+  GD_CHECK(children_.contains(name), fmt::format("Submodule '{}' is not defined", name));
+  children_[name] = std::move(module);
+}
+
+Tensor& Module::parameter(const std::string& name) { return parameters_[name]; }
+Tensor& Module::buffer(const std::string& name) { return buffers_[name]; }
+
+// ---- traversal ----
+
+std::vector<std::shared_ptr<Module>> Module::children() const { return children_.values(); }
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const { return children_; }
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const std::string& name_prefix,
+                                                                        bool include_self) {
+  OrderedDict<std::string, std::shared_ptr<Module>> out;
+  // A module reachable along two paths is listed once, under its first name (PyTorch's memo).
+  std::vector<const Module*> seen;
+  std::function<void(const std::string&, const std::shared_ptr<Module>&)> visit =
+      [&](const std::string& prefix, const std::shared_ptr<Module>& m) {
+        if (std::find(seen.begin(), seen.end(), m.get()) != seen.end()) return;
+        seen.push_back(m.get());
+        out.insert(prefix, m);
+        for (const auto& child : m->children_) visit(join_name(prefix, child.key()), child.value());
+      };
+  if (include_self) {
+    visit(name_prefix, shared_from_this());
+  } else {
+    seen.push_back(this);
+    for (const auto& child : children_) visit(join_name(name_prefix, child.key()), child.value());
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
+  return named_modules("", include_self).values();
+}
+
+namespace {
+
+// Each module's own tensors of one kind under dotted names, pre-order; a tensor
+// shared by two modules is listed once, as PyTorch's named_parameters does.
+OrderedDict<std::string, Tensor> collect(const Module& root, bool recurse,
+                                         const std::function<const OrderedDict<std::string, Tensor>&(const Module&)>& own,
+                                         const std::function<bool(const Module&, const std::string&)>& keep = {}) {
+  OrderedDict<std::string, Tensor> out;
+  std::vector<const TensorImpl*> seen;
+  std::vector<const Module*> visited;
+  std::function<void(const std::string&, const Module&)> visit = [&](const std::string& prefix, const Module& m) {
+    if (std::find(visited.begin(), visited.end(), &m) != visited.end()) return;
+    visited.push_back(&m);
+    for (const auto& item : own(m)) {
+      if (!item.value().defined()) continue;
+      if (keep && !keep(m, item.key())) continue;
+      if (std::find(seen.begin(), seen.end(), item.value().impl()) != seen.end()) continue;
+      seen.push_back(item.value().impl());
+      out.insert(join_name(prefix, item.key()), item.value());
+    }
+    if (!recurse) return;
+    for (const auto& child : m.named_children()) visit(join_name(prefix, child.key()), *child.value());
+  };
+  visit("", root);
+  return out;
+}
+
+}  // namespace
+
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
+  return collect(*this, recurse, [](const Module& m) -> const OrderedDict<std::string, Tensor>& { return m.parameters_; });
+}
+std::vector<Tensor> Module::parameters(bool recurse) const { return named_parameters(recurse).values(); }
+
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
+  return collect(*this, recurse, [](const Module& m) -> const OrderedDict<std::string, Tensor>& { return m.buffers_; });
+}
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
+
+// ---- mode and conversion ----
+
+void Module::train(bool on) {
+  is_training_ = on;
+  for (const auto& child : children_) child.value()->train(on);
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (const auto& m : modules(true)) fn(*m);
+}
+
+void Module::apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix) {
+  for (auto& item : named_modules(name_prefix, true)) fn(item.key(), *item.value());
+}
+
+void Module::convert(const std::function<Tensor(const Tensor&)>& f) {
+  NoGradGuard no_grad;
+  for (auto& m : modules(true)) {
+    for (auto& item : m->parameters_) {
+      Tensor& p = item.value();
+      if (!p.defined()) continue;
+      Tensor old_grad = p.grad();
+      p.set_data(f(p));
+      if (old_grad.defined()) p.set_grad(f(old_grad));
+    }
+    for (auto& item : m->buffers_)
+      if (item.value().defined()) item.value().set_data(f(item.value()));
+  }
+}
+
+void Module::to(ScalarType dtype) {
+  GD_CHECK(is_floating_point(dtype),
+           fmt::format("nn.Module.to only accepts floating point dtypes, but got desired dtype={}", dtype_name(dtype)));
+  convert([dtype](const Tensor& t) { return t.is_floating_point() ? t.to(dtype) : t; });
+}
+
+void Module::to(Device device) {
+  convert([device](const Tensor& t) { return t.to(device); });
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (const Tensor& p : parameters()) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      NoGradGuard no_grad;
+      g.detach_();
+      g.zero_();
+    }
+  }
+}
+
+// ---- state_dict ----
+
+OrderedDict<std::string, Tensor> Module::state_dict() const {
+  OrderedDict<std::string, Tensor> out;
+  std::function<void(const std::string&, const Module&)> visit = [&](const std::string& prefix, const Module& m) {
+    for (const auto& item : m.parameters_)
+      if (item.value().defined()) out.insert(join_name(prefix, item.key()), item.value().detach());
+    for (const auto& item : m.buffers_) {
+      const auto& np = m.non_persistent_buffers_;
+      if (item.value().defined() && std::find(np.begin(), np.end(), item.key()) == np.end())
+        out.insert(join_name(prefix, item.key()), item.value().detach());
+    }
+    for (const auto& child : m.children_) visit(join_name(prefix, child.key()), *child.value());
+  };
+  visit("", *this);
+  return out;
+}
+
+void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict) {
+  OrderedDict<std::string, Tensor> own = state_dict();
+  std::vector<std::string> missing, unexpected, mismatched;
+  for (const auto& item : own)
+    if (!state.contains(item.key())) missing.push_back(item.key());
+  for (const auto& item : state) {
+    const Tensor* target = own.find(item.key());
+    if (!target) {
+      unexpected.push_back(item.key());
+      continue;
+    }
+    if (item.value().sizes() != target->sizes())
+      mismatched.push_back(fmt::format("size mismatch for {}: copying a param with shape torch.Size({}) from "
+                                       "checkpoint, the shape in current model is torch.Size({}).",
+                                       item.key(), shape_to_string(item.value().sizes()),
+                                       shape_to_string(target->sizes())));
+  }
+  std::vector<std::string> problems;
+  auto quoted = [](const std::vector<std::string>& keys) {
+    std::vector<std::string> q;
+    for (const auto& k : keys) q.push_back("\"" + k + "\"");
+    return fmt::format("{}", fmt::join(q, ", "));
+  };
+  if (strict && !missing.empty()) problems.push_back("Missing key(s) in state_dict: " + quoted(missing) + ". ");
+  if (strict && !unexpected.empty()) problems.push_back("Unexpected key(s) in state_dict: " + quoted(unexpected) + ". ");
+  for (const auto& m : mismatched) problems.push_back(m);
+  if (!problems.empty())
+    throw Error(fmt::format("Error(s) in loading state_dict for {}:\n\t{}", name(), fmt::join(problems, "\n\t")));
+  NoGradGuard no_grad;
+  for (auto& item : own)
+    if (const Tensor* src = state.find(item.key())) item.value().copy_(*src);
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  OrderedDict<std::string, Tensor> ordered;
+  for (const auto& [k, v] : state) ordered.insert(k, v);
+  load_state_dict(ordered, strict);
+}
+
+// ---- hooks ----
+
+HookHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
+  int id = hooks_->next_id++;
+  hooks_->pre.emplace_back(id, std::move(hook));
+  std::weak_ptr<Hooks> weak = hooks_;
+  return HookHandle([weak, id] {
+    if (auto hooks = weak.lock()) std::erase_if(hooks->pre, [id](const auto& h) { return h.first == id; });
+  });
+}
+
+HookHandle Module::register_forward_hook(ForwardHook hook) {
+  int id = hooks_->next_id++;
+  hooks_->post.emplace_back(id, std::move(hook));
+  std::weak_ptr<Hooks> weak = hooks_;
+  return HookHandle([weak, id] {
+    if (auto hooks = weak.lock()) std::erase_if(hooks->post, [id](const auto& h) { return h.first == id; });
+  });
+}
+
+Tensor Module::call_with_hooks(std::vector<Tensor> inputs,
+                               const std::function<Tensor(const std::vector<Tensor>&)>& forward) {
+  for (const auto& [id, hook] : std::vector(hooks_->pre))
+    if (auto replaced = hook(*this, inputs)) {
+      GD_CHECK(replaced->size() == inputs.size(),
+               fmt::format("forward pre-hook of {} returned {} inputs, but forward takes {}", name(), replaced->size(),
+                           inputs.size()));
+      inputs = std::move(*replaced);
+    }
+  Tensor output = forward(inputs);
+  for (const auto& [id, hook] : std::vector(hooks_->post))
+    if (auto replaced = hook(*this, inputs, output)) output = std::move(*replaced);
+  return output;
+}
+
+// ---- printing ----
+
+std::string Module::repr() const {
+  std::string extra = extra_repr();
+  if (children_.is_empty()) return name() + "(" + extra + ")";
+  std::string out = name() + "(\n";
+  auto indent = [](const std::string& text) {
+    std::string r;
+    for (char c : text) {
+      r += c;
+      if (c == '\n') r += "  ";
+    }
+    return r;
+  };
+  if (!extra.empty()) out += "  " + indent(extra) + "\n";
+  for (const auto& child : children_) out += "  (" + child.key() + "): " + indent(child.value()->repr()) + "\n";
+  return out + ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
+
+}  // namespace gradiens::nn
