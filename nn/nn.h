@@ -8,5 +8,6 @@
 #include "nn/modules/activation.h"
 #include "nn/modules/container.h"
 #include "nn/modules/linear.h"
+#include "nn/modules/loss.h"
 #include "nn/utils/clip_grad.h"
 #include "nn/utils/convert_parameters.h"

@@ -201,3 +201,21 @@ TEST_CASE("nn containers: indexing, typed access, ModuleList insert, ModuleDict 
   CHECK(dict->keys() == std::vector<std::string>{"b"});
   CHECK(error_of([&] { dict["zzz"]; }) == "ModuleDict has no module named 'zzz'");
 }
+
+TEST_CASE("loss modules call their functional form and carry weights as buffers") {
+  Tensor logits = sample({4, 3}, -2, 2, 50);
+  Tensor target = gd::tensor({0, 2, 1, 2}, gd::kInt64);
+  Tensor weight = gd::tensor({1.0, 2.0, 0.5}, gd::kFloat32);
+  nn::CrossEntropyLoss ce(nn::CrossEntropyLossOptions().weight(weight).label_smoothing(0.1));
+  CHECK(ce->repr() == "CrossEntropyLoss()");  // as PyTorch prints it
+  CHECK(keys_of(ce->named_buffers()) == std::vector<std::string>{"weight"});
+  ce->to(gd::kFloat64);  // the weight follows the module's dtype
+  CHECK(ce->options.weight().dtype() == gd::kFloat64);
+  Tensor want = nn::functional::cross_entropy(
+      logits, target, nn::functional::CrossEntropyFuncOptions().weight(weight.to(gd::kFloat64)).label_smoothing(0.1));
+  CHECK(value_mismatch(ce(logits, target), want) == "");
+  nn::MSELoss mse(gd::nn::Reduction::Sum);
+  Tensor y = sample({4, 3}, -1, 1, 51);
+  CHECK(value_mismatch(mse(logits, y), (logits - y).square().sum()) == "");
+  CHECK(nn::BCEWithLogitsLoss()->name() == "BCEWithLogitsLoss");
+}
