@@ -129,7 +129,7 @@ struct Header {
 
 // Builds the Header from nlohmann's SAX events, rejecting anything a
 // safetensors header cannot contain the moment it appears. No JSON tree is
-// built, so neither deep nesting nor many entries cost more than linear work.
+// built, and nesting deeper than an entry's arrays stops the parse at once.
 class HeaderParser final : public Json::json_sax_t {
  public:
   // The parsed header, or the first problem found.

@@ -130,7 +130,7 @@ TEST_CASE("safetensors: every dtype round trips bit-exactly, in memory and on di
   // All dtypes in one file.
   auto loaded = gd::load_from_bytes(gd::save_to_bytes(all));
   REQUIRE(loaded.size() == all.size());
-  for (const auto& [name, x] : all) CHECK_MESSAGE(mismatch(loaded.at(name), x) == "", name);
+  for (const auto& entry : all) CHECK_MESSAGE(mismatch(loaded.at(entry.first), entry.second) == "", entry.first);
 }
 
 TEST_CASE("safetensors: the reference writer's bytes") {
