@@ -10,6 +10,7 @@
 #include "engine/convolution.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
+#include "engine/io/safetensors.h"
 #include "engine/linalg.h"
 #include "engine/nn_ops.h"
 #include "engine/sparse.h"

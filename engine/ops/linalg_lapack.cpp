@@ -290,7 +290,10 @@ struct Inv {
   static constexpr std::string_view name = "LinalgInvExBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A) {
     int64_t n = A.size(-1);
-    auto [buffer, transposed] = lu_input(A);
+    // Named members rather than a structured binding: lambdas capture them (clang < 16 cannot capture bindings).
+    LuInput lu = lu_input(A);
+    Tensor& buffer = lu.buffer;
+    const bool transposed = lu.transposed;
     dispatch_floating(A.dtype(), "linalg.inv", [&]<class T>() {
       T* data = buffer.data_ptr<T>();
       std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
@@ -322,7 +325,9 @@ struct Solve {
   static Tensor forward(Ctx& ctx, const Tensor& A, const Tensor& B) {
     int64_t n = A.size(-1), k = B.size(-1);
     std::vector<int64_t> a_index = broadcast_batch_index(batch_sizes(B), batch_sizes(A));
-    auto [lu_buffer, transposed] = lu_input(A);
+    LuInput lu = lu_input(A);  // named members: lambdas capture them (see inv)
+    Tensor& lu_buffer = lu.buffer;
+    const bool transposed = lu.transposed;
     Tensor x_buffer = column_major_copy(B);
     dispatch_floating(A.dtype(), "linalg.solve", [&]<class T>() {
       T* lu = lu_buffer.data_ptr<T>();
