@@ -144,14 +144,10 @@ using opmath_t = typename OpMath<T>::type;
 
 }  // namespace gradiens
 
-namespace std {
-
-template <>
-class numeric_limits<gradiens::Half> {
-  using H = gradiens::Half;
-  static constexpr H bits(uint16_t b) { return H(b, H::from_bits()); }
-
- public:
+namespace gradiens::detail {
+// The numeric_limits traits Half and BFloat16 share: signed binary floating
+// types with infinities, NaNs and subnormals, rounding to nearest.
+struct ReducedFloatLimits {
   static constexpr bool is_specialized = true;
   static constexpr bool is_signed = true;
   static constexpr bool is_integer = false;
@@ -159,22 +155,33 @@ class numeric_limits<gradiens::Half> {
   static constexpr bool has_infinity = true;
   static constexpr bool has_quiet_NaN = true;
   static constexpr bool has_signaling_NaN = true;
-  static constexpr float_denorm_style has_denorm = denorm_present;
+  static constexpr std::float_denorm_style has_denorm = std::denorm_present;
   static constexpr bool has_denorm_loss = false;
-  static constexpr float_round_style round_style = round_to_nearest;
-  static constexpr bool is_iec559 = true;
+  static constexpr std::float_round_style round_style = std::round_to_nearest;
   static constexpr bool is_bounded = true;
   static constexpr bool is_modulo = false;
+  static constexpr int radix = 2;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+};
+}  // namespace gradiens::detail
+
+namespace std {
+
+template <>
+class numeric_limits<gradiens::Half> : public gradiens::detail::ReducedFloatLimits {
+  using H = gradiens::Half;
+  static constexpr H bits(uint16_t b) { return H(b, H::from_bits()); }
+
+ public:
+  static constexpr bool is_iec559 = true;
   static constexpr int digits = 11;
   static constexpr int digits10 = 3;
   static constexpr int max_digits10 = 5;
-  static constexpr int radix = 2;
   static constexpr int min_exponent = -13;
   static constexpr int min_exponent10 = -4;
   static constexpr int max_exponent = 16;
   static constexpr int max_exponent10 = 4;
-  static constexpr bool traps = false;
-  static constexpr bool tinyness_before = false;
   static constexpr H min() { return bits(0x0400); }
   static constexpr H lowest() { return bits(0xFBFF); }
   static constexpr H max() { return bits(0x7BFF); }
@@ -187,34 +194,19 @@ class numeric_limits<gradiens::Half> {
 };
 
 template <>
-class numeric_limits<gradiens::BFloat16> {
+class numeric_limits<gradiens::BFloat16> : public gradiens::detail::ReducedFloatLimits {
   using B = gradiens::BFloat16;
   static constexpr B bits(uint16_t b) { return B(b, B::from_bits()); }
 
  public:
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = true;
-  static constexpr bool is_integer = false;
-  static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = true;
-  static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_signaling_NaN = true;
-  static constexpr float_denorm_style has_denorm = denorm_present;
-  static constexpr bool has_denorm_loss = false;
-  static constexpr float_round_style round_style = round_to_nearest;
   static constexpr bool is_iec559 = false;
-  static constexpr bool is_bounded = true;
-  static constexpr bool is_modulo = false;
   static constexpr int digits = 8;
   static constexpr int digits10 = 2;
   static constexpr int max_digits10 = 4;
-  static constexpr int radix = 2;
   static constexpr int min_exponent = -125;
   static constexpr int min_exponent10 = -37;
   static constexpr int max_exponent = 128;
   static constexpr int max_exponent10 = 38;
-  static constexpr bool traps = false;
-  static constexpr bool tinyness_before = false;
   static constexpr B min() { return bits(0x0080); }
   static constexpr B lowest() { return bits(0xFF7F); }
   static constexpr B max() { return bits(0x7F7F); }
