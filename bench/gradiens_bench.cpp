@@ -18,6 +18,7 @@
 #include "gradiens.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
+#include "nn/functional/phm.h"
 
 #ifndef GRADIENS_VERSION
 #define GRADIENS_VERSION "unknown"
@@ -204,6 +205,49 @@ void conv2d_nhwc_workload(const Options& options) {
              "conv2d's workload with channels_last input and weights (NHWC throughout), forward + backward");
 }
 
+// BENCHMARKS.md's phm_linear_f32: the PHM layer y = x W^T + b, W = sum_i kron(A_i, S_i),
+// n = 4, 512 -> 512, batch 256, float32, then backward of y.square().mean(). As in the
+// peer, A, S and b require grad (their gradients accumulate over calls) and x does
+// not. The timed line is the path phm_linear picks; both forced paths are timed too,
+// alternating with it, and gflops counts the two 2 * 256 * 512 * 512 GEMMs every
+// path does (forward, and the weight gradient).
+void phm_linear_f32(const Options& options) {
+  namespace F = gd::nn::functional;
+  const int64_t n = 4, d = 512, batch = 256;
+  gd::manual_seed(0);
+  const auto f32 = gd::TensorOptions().dtype(gd::kFloat32);
+  gd::Tensor A = gd::randn({n, n, n}, f32).requires_grad_();
+  gd::Tensor S = gd::randn({n, d / n, d / n}, f32).requires_grad_();
+  gd::Tensor b = gd::zeros({d}, f32).requires_grad_();
+  const gd::Tensor x = gd::randn({batch, d}, f32);
+  auto step = [&](F::PHMPath path) { F::phm_linear(x, A, S, b, path).square().mean().backward(); };
+  const int repeat = options.repeat > 0 ? options.repeat : 20;
+  const F::PHMPath paths[] = {F::PHMPath::Auto, F::PHMPath::BuildWeight, F::PHMPath::Structured};
+  std::vector<double> ms[3];
+  for (int i = 0; i < 3; ++i)
+    for (F::PHMPath path : paths) step(path);
+  for (int i = 0; i < repeat; ++i)
+    for (int p = 0; p < 3; ++p) {
+      auto start = std::chrono::steady_clock::now();
+      step(paths[p]);
+      ms[p].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  Timing t[3];
+  for (int p = 0; p < 3; ++p) {
+    std::sort(ms[p].begin(), ms[p].end());
+    t[p] = {ms[p][ms[p].size() / 2], ms[p].front(), ms[p].back()};
+  }
+  const double gemm_flops = 2 * 2.0 * batch * d * d;
+  const bool builds = F::phm_choose_path(batch, n, d, d, true) == F::PHMPath::BuildWeight;
+  char extra[400];
+  std::snprintf(extra, sizeof(extra),
+                ", \"path\": \"%s\", \"gflops\": %.1f, \"build_weight_median_ms\": %.3f, \"build_weight_min_ms\": "
+                "%.3f, \"structured_median_ms\": %.3f, \"structured_min_ms\": %.3f",
+                builds ? "build_weight" : "structured", gemm_flops / (t[0].median_ms * 1e6), t[1].median_ms,
+                t[1].min_ms, t[2].median_ms, t[2].min_ms);
+  print_line("phm_linear_f32", options.threads, t[0], "fwd+bwd, n=4, 512x512, batch 256", extra);
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -216,6 +260,7 @@ const std::vector<Workload>& workloads() {
       {"einsum_bmm", einsum_bmm},
       {"conv2d", conv2d_workload},
       {"conv2d_nhwc", conv2d_nhwc_workload},
+      {"phm_linear_f32", phm_linear_f32},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
       {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
   };

@@ -69,6 +69,11 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> fw_grad;
   uint64_t fw_level = 0;
 
+  // Set once autograd::rebind() has pointed this impl at another tensor's data
+  // and graph (a parametrized module weight): saves then take a snapshot, so a
+  // later rebind cannot change what an earlier graph saved.
+  bool rebound = false;
+
   // Set only for a sparse COO tensor (engine/sparse.h), whose storage is empty.
   std::shared_ptr<SparseCOO> sparse;
 };

@@ -1,4 +1,5 @@
-// nn::Module: registration, traversal, conversion, state_dict and hooks.
+// nn::Module: registration, traversal, conversion, state_dict (and its
+// safetensors files) and hooks.
 #include "nn/module.h"
 
 #include <cxxabi.h>
@@ -12,6 +13,7 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/io/safetensors.h"
 
 namespace gradiens::nn {
 
@@ -84,6 +86,13 @@ void Module::replace_module_impl(const std::string& name, std::shared_ptr<Module
   GD_CHECK(children_.contains(name), fmt::format("Submodule '{}' is not defined", name));
   children_[name] = std::move(module);
 }
+
+Tensor Module::unregister_parameter(const std::string& name) { return parameters_.erase(name); }
+Tensor Module::unregister_buffer(const std::string& name) {
+  std::erase(non_persistent_buffers_, name);
+  return buffers_.erase(name);
+}
+std::shared_ptr<Module> Module::unregister_module(const std::string& name) { return children_.erase(name); }
 
 Tensor& Module::parameter(const std::string& name) { return parameters_[name]; }
 Tensor& Module::buffer(const std::string& name) { return buffers_[name]; }
@@ -172,29 +181,33 @@ void Module::apply(const std::function<void(const std::string&, Module&)>& fn, c
   for (auto& item : named_modules(name_prefix, true)) fn(item.key(), *item.value());
 }
 
-void Module::convert(const std::function<Tensor(const Tensor&)>& f) {
+void Module::convert_own(const std::function<Tensor(const Tensor&)>& f) {
   NoGradGuard no_grad;
-  for (auto& m : modules(true)) {
-    for (auto& item : m->parameters_) {
-      Tensor& p = item.value();
-      if (!p.defined()) continue;
-      Tensor old_grad = p.grad();
-      p.set_data(f(p));
-      if (old_grad.defined()) p.set_grad(f(old_grad));
-    }
-    for (auto& item : m->buffers_)
-      if (item.value().defined()) item.value().set_data(f(item.value()));
+  for (auto& item : parameters_) {
+    Tensor& p = item.value();
+    if (!p.defined()) continue;
+    Tensor old_grad = p.grad();
+    p.set_data(f(p));
+    if (old_grad.defined()) p.set_grad(f(old_grad));
   }
+  for (auto& item : buffers_)
+    if (item.value().defined()) item.value().set_data(f(item.value()));
 }
 
+// Each module converts its own tensors and passes the call on to its children
+// through the virtual to(), so a module with state of its own to convert (a
+// lazy layer remembering the dtype for parameters it has not created yet)
+// sees the call wherever it sits in the tree.
 void Module::to(ScalarType dtype) {
   GD_CHECK(is_floating_point(dtype),
            fmt::format("nn.Module.to only accepts floating point dtypes, but got desired dtype={}", dtype_name(dtype)));
-  convert([dtype](const Tensor& t) { return t.is_floating_point() ? t.to(dtype) : t; });
+  convert_own([dtype](const Tensor& t) { return t.is_floating_point() ? t.to(dtype) : t; });
+  for (auto& child : children_) child.value()->to(dtype);
 }
 
 void Module::to(Device device) {
-  convert([device](const Tensor& t) { return t.to(device); });
+  convert_own([device](const Tensor& t) { return t.to(device); });
+  for (auto& child : children_) child.value()->to(device);
 }
 
 void Module::zero_grad(bool set_to_none) {
@@ -267,6 +280,14 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
   for (const auto& [k, v] : state) ordered.insert(k, v);
   load_state_dict(ordered, strict);
 }
+
+void Module::save(const std::string& path) const {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& item : state_dict()) tensors.emplace(item.key(), item.value());
+  gradiens::save(tensors, path, {{"format", "pt"}});
+}
+
+void Module::load(const std::string& path, bool strict) { load_state_dict(gradiens::load(path), strict); }
 
 // ---- hooks ----
 

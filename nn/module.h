@@ -44,6 +44,10 @@ class Module : public std::enable_shared_from_this<Module> {
   Module& operator=(const Module&) = default;
 
   const std::string& name() const;
+  // Renames the module's type: PyTorch's lazy layers become their eager class
+  // (LazyLinear prints as Linear once its parameters exist), and a
+  // parametrized Linear prints as ParametrizedLinear.
+  void set_name(std::string name) { name_ = std::move(name); }
 
   // ---- traversal (pre-order, in registration order, as PyTorch) ----
   std::vector<Tensor> parameters(bool recurse = true) const;
@@ -79,6 +83,16 @@ class Module : public std::enable_shared_from_this<Module> {
   // PyTorch; non-strict still refuses wrong shapes.
   void load_state_dict(const OrderedDict<std::string, Tensor>& state, bool strict = true);
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  // state_dict() in a safetensors file (engine/io/safetensors.h), written
+  // atomically, under the names PyTorch's state_dict uses ("0.weight",
+  // "1.running_mean", ...): `safetensors.torch.load_file` + `load_state_dict`
+  // read it in PyTorch, and a PyTorch state_dict saved with
+  // `safetensors.torch.save_file` loads here. The metadata records
+  // {"format": "pt"}, as Hugging Face's writers do.
+  void save(const std::string& path) const;
+  // Reads a safetensors file and load_state_dict()s it (values converted to
+  // each tensor's dtype, as PyTorch's copy_); strict as load_state_dict.
+  void load(const std::string& path, bool strict = true);
 
   // ---- forward hooks (run when the module is called through its holder or a container) ----
   // A pre-hook sees the inputs and may return replacements; a hook sees inputs
@@ -117,6 +131,11 @@ class Module : public std::enable_shared_from_this<Module> {
     replace_module_impl(name, module);
     return module;
   }
+  // Removes a registered parameter/buffer/submodule (one level) and returns it,
+  // as Python's `del module.name` / libtorch's unregister_module.
+  Tensor unregister_parameter(const std::string& name);
+  Tensor unregister_buffer(const std::string& name);
+  std::shared_ptr<Module> unregister_module(const std::string& name);
   // The registered parameter/buffer/submodule named `name` (one level), or an error.
   Tensor& parameter(const std::string& name);
   Tensor& buffer(const std::string& name);
@@ -132,7 +151,8 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training_ = true;
 
  private:
-  void convert(const std::function<Tensor(const Tensor&)>& f);
+  // Converts this module's own parameters (and gradients) and buffers in place.
+  void convert_own(const std::function<Tensor(const Tensor&)>& f);
   mutable std::optional<std::string> name_;
   // Shared with the handles (weakly), so removing a hook after the module is gone is harmless.
   struct Hooks {

@@ -81,6 +81,19 @@ class OrderedDict {
   const std::vector<Item>& items() const { return items_; }
   size_t size() const { return items_.size(); }
   bool is_empty() const { return items_.empty(); }
+  // Removes `key` and returns its value; a missing key is an error. Later
+  // entries keep their relative order.
+  Value erase(const Key& key) {
+    auto it = index_.find(key);
+    GD_CHECK(it != index_.end(), key_description_ + " '" + std::string(key) + "' is not defined");
+    size_t position = it->second;
+    Value value = std::move(items_[position].value());
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(position));
+    index_.erase(it);
+    for (auto& [k, i] : index_)
+      if (i > position) --i;
+    return value;
+  }
   void clear() {
     items_.clear();
     index_.clear();

@@ -24,6 +24,14 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
               const std::vector<Tensor>& inputs = {});
 
+// Makes every handle of `target` refer to `value`: its data, dtype and place in
+// the graph (gradients flow through `value`). Parametrized module weights use
+// it: the module's own `weight` handle is re-pointed at the freshly computed
+// weight before each forward. A graph recorded before a rebind keeps the data
+// it saved. `value` that is itself a leaf requiring grad is bound through a
+// differentiable alias, so gradients still reach it.
+void rebind(const Tensor& target, const Tensor& value);
+
 using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 struct GradcheckOptions {

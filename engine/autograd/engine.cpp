@@ -429,6 +429,34 @@ void Tensor::set_data(const Tensor& new_data) const {
   impl.refresh_geometry();
 }
 
+void autograd::rebind(const Tensor& target, const Tensor& value) {
+  GD_CHECK(target.defined() && value.defined(), "rebind: both tensors must be defined");
+  if (target.is_same(value)) return;
+  // A leaf that requires grad would need target to share its accumulator;
+  // bind an alias instead, whose grad_fn leads back to the leaf.
+  Tensor bound = value.is_leaf() && value.requires_grad() ? value.view(value.sizes()) : value;
+  TensorImpl& impl = *target.impl();
+  const TensorImpl& src = *bound.impl();
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.storage_offset = src.storage_offset;
+  impl.dtype = src.dtype;
+  impl.refresh_geometry();
+  impl.requires_grad = src.requires_grad;
+  impl.retains_grad = false;
+  impl.grad_fn = src.grad_fn;
+  impl.output_nr = src.output_nr;
+  impl.grad.reset();
+  impl.grad_accumulator.reset();
+  impl.is_view = src.is_view;
+  impl.view_base = src.view_base;
+  impl.fw_grad = src.fw_grad;
+  impl.fw_level = src.fw_level;
+  impl.sparse = src.sparse;
+  impl.rebound = true;
+}
+
 Tensor& Tensor::detach_() {
   TensorImpl& impl = checked();
   impl.grad_fn.reset();

@@ -142,7 +142,25 @@ SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
   if (tensor.grad_fn()) grad_fn_of_input_ = tensor.grad_fn();
   output_nr_ = tensor.output_nr();
   data_ = tensor;
-  if (is_output) convert_to_output();
+  const TensorImpl& src = *tensor.impl();
+  bool grad_leaf = src.grad_fn == nullptr && src.requires_grad;
+  if (is_output) {
+    convert_to_output();
+  } else if (src.rebound && !grad_leaf) {
+    // A snapshot of the rebound impl's current data and graph position, so a
+    // later rebind (the next forward of a parametrized module) cannot change
+    // what this graph saved. A leaf that requires grad is kept as itself (its
+    // gradient accumulator must stay reachable) and checked as below.
+    auto snapshot = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
+    snapshot->requires_grad = src.requires_grad;
+    snapshot->grad_fn = src.grad_fn;
+    snapshot->output_nr = src.output_nr;
+    data_ = Tensor(std::move(snapshot));
+  } else if (src.grad_fn == nullptr) {
+    // A leaf can be pointed at other data after this save (autograd::rebind when
+    // a parametrization is registered, set_data): unpack refuses that.
+    saved_storage_ = src.storage;
+  }
 }
 
 void SavedVariable::convert_to_output() {
@@ -164,6 +182,11 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
         "you need to access saved tensors after calling backward.");
   }
   if (!data_.defined()) return Tensor();
+  if (saved_storage_ && data_.storage() != saved_storage_) {
+    throw Error(
+        "a tensor saved for backward has been re-bound to other data since it was saved (a parametrization or "
+        "pruning registered on it, or set_data, after this graph's forward): run the forward again before backward");
+  }
   if (data_._version() != saved_version_) {
     std::string sizes;
     for (size_t i = 0; i < data_.sizes().size(); ++i) sizes += (i ? ", " : "") + std::to_string(data_.sizes()[i]);
@@ -187,6 +210,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
 void SavedVariable::reset() {
   if (data_.defined()) was_released_ = true;
   data_ = Tensor();
+  saved_storage_.reset();
 }
 
 // ---- recording helpers used by apply<Op> ----

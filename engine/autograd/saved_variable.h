@@ -34,6 +34,7 @@ class SavedVariable {
 
  private:
   Tensor data_;
+  Storage saved_storage_;  // a saved leaf's storage, to detect a later rebind
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;

@@ -340,8 +340,9 @@ Tensor Tensor::view_as(const Tensor& other) const { return view(other.sizes()); 
 Tensor Tensor::reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  // A 0-dim tensor counts as 1-D for the dims (PyTorch's range message), then becomes [1].
+  int64_t s = wrap_dim(start_dim, dim()), e = wrap_dim(end_dim, dim());
   if (dim() == 0) return reshape({1});
-  int64_t s = wrap_dim(start_dim, dim(), "flatten"), e = wrap_dim(end_dim, dim(), "flatten");
   GD_CHECK(s <= e, "flatten() has invalid args: start_dim cannot come after end_dim");
   DimVector shape;
   for (int64_t i = 0; i < s; ++i) shape.push_back(sizes()[i]);

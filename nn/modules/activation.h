@@ -1,10 +1,11 @@
-// Activation modules over the engine's elementwise ops: ReLU, Tanh, Sigmoid,
-// GELU (exact or tanh), SiLU, Softplus.
+// Activation modules: ReLU, Tanh, Sigmoid, GELU (exact or tanh), SiLU,
+// Softplus, LeakyReLU, ELU, Softmax and LogSoftmax.
 #pragma once
 
 #include <string>
 
 #include "engine/functions.h"
+#include "nn/functional/activation.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -58,5 +59,57 @@ class SoftplusImpl : public Module {
   double beta, threshold;
 };
 GRADIENS_MODULE(Softplus);
+
+class LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {}) : Module("LeakyReLU"), options(options) {}
+  Tensor forward(const Tensor& input) { return functional::leaky_relu(input, options); }
+  std::string extra_repr() const override;
+  LeakyReLUOptions options;
+};
+GRADIENS_MODULE(LeakyReLU);
+
+class ELUImpl : public Module {
+ public:
+  explicit ELUImpl(const ELUOptions& options = {}) : Module("ELU"), options(options) {}
+  Tensor forward(const Tensor& input) { return functional::elu(input, options); }
+  std::string extra_repr() const override;
+  ELUOptions options;
+};
+GRADIENS_MODULE(ELU);
+
+// libtorch's SoftmaxOptions: the dim is required (PyTorch's implicit dim=None is deprecated).
+struct SoftmaxOptions {
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}
+  SoftmaxOptions& dim(int64_t v) {
+    dim_ = v;
+    return *this;
+  }
+  int64_t dim_;
+};
+using LogSoftmaxOptions = SoftmaxOptions;
+
+class SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(const SoftmaxOptions& options) : Module("Softmax"), options(options) {}
+  Tensor forward(const Tensor& input) { return softmax(input, options.dim_); }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim_); }
+  SoftmaxOptions options;
+};
+GRADIENS_MODULE(Softmax);
+
+class LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options) : Module("LogSoftmax"), options(options) {}
+  Tensor forward(const Tensor& input) { return log_softmax(input, options.dim_); }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim_); }
+  LogSoftmaxOptions options;
+};
+GRADIENS_MODULE(LogSoftmax);
+
+namespace detail {
+// A double as Python's repr prints a float in an extra_repr: 0.01, 1.0, 1e-05, inf.
+std::string python_float(double value);
+}  // namespace detail
 
 }  // namespace gradiens::nn

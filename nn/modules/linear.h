@@ -1,4 +1,5 @@
-// Linear (y = x W^T + b, PyTorch's default initialization) and Identity.
+// Linear (y = x W^T + b, PyTorch's default initialization), LazyLinear (its
+// in_features taken from the first input) and Identity.
 #pragma once
 
 #include "nn/module.h"
@@ -32,6 +33,36 @@ class LinearImpl : public Module {
   Tensor bias;    // [out_features], undefined without bias
 };
 GRADIENS_MODULE(Linear);
+
+// A Linear whose in_features is the last dim of the first input it sees. Until
+// then it has no parameters: parameters() and state_dict() are empty, so an
+// optimizer (or load_state_dict) must come after a first forward, PyTorch's
+// "dry run" (e.g. on one batch under NoGradGuard). The parameters are then
+// created with Linear's initialization, in the dtype and on the device last
+// given to to() (on it or on a module holding it), and from there on it
+// computes and prints as a Linear.
+class LazyLinearImpl : public Module {
+ public:
+  explicit LazyLinearImpl(int64_t out_features, bool bias = true);
+
+  bool has_uninitialized_params() const { return !weight.defined(); }
+  // Linear's reset_parameters once initialized; nothing before.
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  std::string extra_repr() const override;
+  // Before the first forward these record the dtype/device for the parameters to come.
+  void to(ScalarType dtype) override;
+  void to(Device device) override;
+
+  LinearOptions options;  // in_features_ is 0 until the first forward
+  Tensor weight;          // undefined until the first forward, then [out_features, in_features]
+  Tensor bias;
+
+ private:
+  void initialize_parameters(const Tensor& input);
+  TensorOptions pending_options_;
+};
+GRADIENS_MODULE(LazyLinear);
 
 // Returns its input: a placeholder layer (e.g. an optional block switched off).
 class IdentityImpl : public Module {

@@ -1,0 +1,122 @@
+// Embedding and functional::embedding over the engine's embedding op, with
+// PyTorch's padding_idx rules and max_norm renormalization.
+#include "nn/modules/embedding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/autograd/grad_mode.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+#include "engine/nn_ops.h"
+#include "kernels/scalar_type.h"
+#include "nn/modules/activation.h"
+
+namespace gradiens::nn {
+
+namespace {
+
+// PyTorch's padding_idx rule: negative counts from the end; none is -1 for the engine.
+int64_t wrap_padding_idx(std::optional<int64_t> padding_idx, int64_t num_embeddings) {
+  if (!padding_idx) return -1;
+  int64_t idx = *padding_idx;
+  GD_CHECK(idx < num_embeddings && idx >= -num_embeddings, "Padding_idx must be within num_embeddings");
+  return idx < 0 ? idx + num_embeddings : idx;
+}
+
+}  // namespace
+
+namespace functional {
+
+Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max_norm, double norm_type) {
+  GD_CHECK(weight.dim() == 2, fmt::format("Expected 2-dimensional tensor, but got {}-dimensional tensor for argument "
+                                          "#1 'self' (while checking arguments for embedding_renorm_)",
+                                          weight.dim()));
+  GD_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32,
+           fmt::format("Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, "
+                       "Int; but got torch.{} instead (while checking arguments for embedding_renorm_)",
+                       legacy_tensor_type_name(indices.dtype())));
+  NoGradGuard no_grad;
+  Tensor ids = indices.reshape({-1}).to(kInt64).contiguous();
+  const int64_t* p = ids.data_ptr<int64_t>();
+  std::vector<int64_t> rows(p, p + ids.numel());
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const int64_t num_rows = weight.size(0);
+  // Every index is checked before any row is touched, so a bad one changes nothing.
+  for (int64_t row : rows)
+    GD_CHECK(row >= -num_rows && row < num_rows,
+             fmt::format("select(): index {} out of range for tensor of size {} at dimension 0", row,
+                         shape_to_string(weight.sizes())));
+  for (int64_t row : rows) {
+    Tensor r = weight.select(0, row);
+    double norm = r.norm(norm_type).item<double>();
+    if (norm > max_norm) r.mul_(max_norm / (norm + 1e-7));
+  }
+  return weight;
+}
+
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
+  GD_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  const int64_t padding_idx = wrap_padding_idx(options.padding_idx_, weight.size(0));
+  if (options.max_norm_) embedding_renorm_(weight, input, *options.max_norm_, options.norm_type_);
+  return gradiens::embedding(weight, input, padding_idx);
+}
+
+}  // namespace functional
+
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options_) : Module("Embedding"), options(options_) {
+  GD_CHECK(options.num_embeddings_ >= 0 && options.embedding_dim_ >= 0,
+           fmt::format("Embedding: num_embeddings and embedding_dim must be non-negative, got {} and {}",
+                       options.num_embeddings_, options.embedding_dim_));
+  if (options.padding_idx_) options.padding_idx_ = wrap_padding_idx(options.padding_idx_, options.num_embeddings_);
+  if (options.weight_.defined()) {
+    GD_CHECK(options.weight_.dim() == 2 && options.weight_.size(0) == options.num_embeddings_ &&
+                 options.weight_.size(1) == options.embedding_dim_,
+             "Shape of _weight does not match num_embeddings and embedding_dim");
+    weight = register_parameter("weight", options.weight_);
+  } else {
+    weight = register_parameter("weight", empty({options.num_embeddings_, options.embedding_dim_}));
+    reset_parameters();
+  }
+}
+
+void EmbeddingImpl::reset_parameters() {
+  NoGradGuard no_grad;
+  weight.normal_(0, 1);
+  if (options.padding_idx_) weight.select(0, *options.padding_idx_).fill_(0);
+}
+
+Tensor EmbeddingImpl::forward(const Tensor& input) {
+  return functional::embedding(
+      input, weight,
+      functional::EmbeddingFuncOptions().padding_idx(options.padding_idx_).max_norm(options.max_norm_).norm_type(
+          options.norm_type_));
+}
+
+std::string EmbeddingImpl::extra_repr() const {
+  std::string s = fmt::format("{}, {}", options.num_embeddings_, options.embedding_dim_);
+  if (options.padding_idx_) s += fmt::format(", padding_idx={}", *options.padding_idx_);
+  if (options.max_norm_) s += ", max_norm=" + detail::python_float(*options.max_norm_);
+  if (options.norm_type_ != 2) s += ", norm_type=" + detail::python_float(options.norm_type_);
+  return s;
+}
+
+Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {
+  GD_CHECK(embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional");
+  Embedding embedding(EmbeddingOptions(embeddings.size(0), embeddings.size(1))
+                          ._weight(embeddings)
+                          .padding_idx(options.padding_idx_)
+                          .max_norm(options.max_norm_)
+                          .norm_type(options.norm_type_));
+  embedding->weight.requires_grad_(!options.freeze_);
+  return embedding;
+}
+
+Embedding Embedding::from_pretrained(const Tensor& embeddings, bool freeze, std::optional<int64_t> padding_idx) {
+  return from_pretrained(embeddings, EmbeddingFromPretrainedOptions().freeze(freeze).padding_idx(padding_idx));
+}
+
+}  // namespace gradiens::nn

@@ -1,0 +1,124 @@
+// Embedding: a lookup table of num_embeddings rows of embedding_dim values,
+// with PyTorch's padding_idx and max_norm, from_pretrained, and the functional form.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "nn/module.h"
+
+namespace gradiens::nn {
+
+struct EmbeddingOptions {
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  // A row whose lookups get no gradient, initialized to zeros; negative counts from the end.
+  EmbeddingOptions& padding_idx(std::optional<int64_t> v) {
+    padding_idx_ = v;
+    return *this;
+  }
+  // Looked-up rows whose norm_type-norm exceeds max_norm are scaled down to it,
+  // in the weight itself, before each lookup.
+  EmbeddingOptions& max_norm(std::optional<double> v) {
+    max_norm_ = v;
+    return *this;
+  }
+  EmbeddingOptions& norm_type(double v) {
+    norm_type_ = v;
+    return *this;
+  }
+  // A weight to use as is (not re-initialized), as libtorch's _weight.
+  EmbeddingOptions& _weight(const Tensor& v) {
+    weight_ = v;
+    return *this;
+  }
+  int64_t num_embeddings_, embedding_dim_;
+  std::optional<int64_t> padding_idx_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2.0;
+  Tensor weight_;
+};
+
+struct EmbeddingFromPretrainedOptions {
+  EmbeddingFromPretrainedOptions& freeze(bool v) {
+    freeze_ = v;
+    return *this;
+  }
+  EmbeddingFromPretrainedOptions& padding_idx(std::optional<int64_t> v) {
+    padding_idx_ = v;
+    return *this;
+  }
+  EmbeddingFromPretrainedOptions& max_norm(std::optional<double> v) {
+    max_norm_ = v;
+    return *this;
+  }
+  EmbeddingFromPretrainedOptions& norm_type(double v) {
+    norm_type_ = v;
+    return *this;
+  }
+  bool freeze_ = true;
+  std::optional<int64_t> padding_idx_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2.0;
+};
+
+namespace functional {
+
+struct EmbeddingFuncOptions {
+  EmbeddingFuncOptions& padding_idx(std::optional<int64_t> v) {
+    padding_idx_ = v;
+    return *this;
+  }
+  EmbeddingFuncOptions& max_norm(std::optional<double> v) {
+    max_norm_ = v;
+    return *this;
+  }
+  EmbeddingFuncOptions& norm_type(double v) {
+    norm_type_ = v;
+    return *this;
+  }
+  std::optional<int64_t> padding_idx_;
+  std::optional<double> max_norm_;
+  double norm_type_ = 2.0;
+};
+
+// The rows of `weight` picked by the integer `input`: input.sizes() + [embedding_dim].
+// With max_norm, the picked rows are first renormalized in place (no autograd),
+// as PyTorch's F.embedding does.
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
+
+// Scales each distinct row of `weight` named in `indices` whose norm_type-norm
+// exceeds max_norm by max_norm / (norm + 1e-7), in place and unrecorded
+// (PyTorch's embedding_renorm_). Returns weight.
+Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max_norm, double norm_type);
+
+}  // namespace functional
+
+class EmbeddingImpl : public Module {
+ public:
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingImpl(const EmbeddingOptions& options);
+
+  // Draws weight from N(0, 1) and zeroes the padding row, as PyTorch.
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  std::string extra_repr() const override;
+
+  EmbeddingOptions options;  // padding_idx_ holds the non-negative row once constructed
+  Tensor weight;             // [num_embeddings, embedding_dim]
+};
+
+class Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder<EmbeddingImpl>::ModuleHolder;
+
+  // An Embedding whose weight shares storage with the 2-D `embeddings`, which
+  // are used as they are (the padding row is not zeroed). With freeze the
+  // weight does not require grad.
+  static Embedding from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options);
+  static Embedding from_pretrained(const Tensor& embeddings, bool freeze = true,
+                                   std::optional<int64_t> padding_idx = std::nullopt);
+};
+
+}  // namespace gradiens::nn
