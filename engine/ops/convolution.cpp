@@ -371,6 +371,9 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
                                           shape_to_string(weight.sizes())));
   check_same_dtype(input, weight);
   if (bias.defined()) check_same_dtype(input, bias);
+  GD_CHECK(weight.size(2) > 0 && weight.size(3) > 0,
+           fmt::format("kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
+                       weight.size(2), weight.size(3)));
   ConvParams p = conv_params(stride, padding, dilation, groups);
   const bool batched = input.dim() == 4;
   const Tensor x = batched ? input : input.unsqueeze(0);

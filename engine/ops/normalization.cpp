@@ -86,10 +86,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
            fmt::format("batch_norm: expected input of shape (N, C, ...) with at least 2 dims, but got input of size {}",
                        shape_to_string(input.sizes())));
   const int64_t channels = input.size(1);
-  check_channels(weight, "weight", channels);
-  check_channels(bias, "bias", channels);
+  // PyTorch's order: the running statistics first.
   check_channels(running_mean, "running_mean", channels);
   check_channels(running_var, "running_var", channels);
+  check_channels(weight, "weight", channels);
+  check_channels(bias, "bias", channels);
   GD_CHECK(training || running_mean.defined(), "running_mean must be defined in evaluation mode");
   GD_CHECK(training || running_var.defined(), "running_var must be defined in evaluation mode");
   check_floating(input, "batch_norm");

@@ -675,6 +675,10 @@ TEST_CASE("conv pooling and normalization errors carry PyTorch's messages") {
       {[] { nn::BatchNorm2d(3)(gd::zeros({2, 3, 4})); }, "expected 4D input (got 3D input)"},
       {[] { nn::BatchNorm1d(nn::BatchNormOptions(3).affine(false))(gd::zeros({2, 4})); },
        "running_mean should contain 4 elements not 3"},
+      // With weights of the wrong size too, PyTorch names the running mean first.
+      {[] { nn::BatchNorm1d(3)(gd::zeros({2, 4})); }, "running_mean should contain 4 elements not 3"},
+      {[] { nn::Conv2d(1, 2, 0)(gd::zeros({1, 1, 3, 3})); },
+       "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 0"},
       {[] { nn::LayerNorm(4)(gd::zeros({2, 3})); },
        "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"},
       {[] { nn::MaxPool2d(nn::MaxPool2dOptions(2).padding(2))(gd::zeros({1, 1, 4, 4})); },
