@@ -17,3 +17,4 @@
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"
 #include "nn/nn.h"
+#include "optim/optim.h"

@@ -1,0 +1,5 @@
+// The optim layer in one include: the Optimizer base, the optimizers and the
+// learning-rate schedulers.
+#pragma once
+
+#include "optim/optimizer.h"
