@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
@@ -107,6 +108,24 @@ struct Sum {
         const T* in = xc.data_ptr<T>();
         bool contiguous_inner = layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1;
         int64_t n = layout.reduced_numel();
+        if (layout.kept_sizes.size() == 1 && layout.kept_strides[0] == 1 && layout.reduced_sizes.size() == 1) {
+          // Summing over leading rows into a contiguous row (a bias gradient):
+          // add whole rows, which vectorizes, instead of striding down each
+          // column. Each output still adds its rows in order, so the result is
+          // the same bits as the column walk, for any number of threads.
+          const int64_t width = layout.kept_sizes[0], rows = layout.reduced_sizes[0];
+          const int64_t row_stride = layout.reduced_strides[0];
+          const int64_t grain = std::max<int64_t>(1, kernels::cpu::kElementwiseGrainSize / std::max<int64_t>(rows, 1));
+          kernels::cpu::parallel_for(0, width, grain, [&](int64_t lo, int64_t hi) {
+            std::vector<SumAcc<O>> acc(static_cast<size_t>(hi - lo), SumAcc<O>(0));
+            for (int64_t r = 0; r < rows; ++r) {
+              const T* row = in + r * row_stride;
+              for (int64_t j = lo; j < hi; ++j) acc[j - lo] += static_cast<SumAcc<O>>(row[j]);
+            }
+            for (int64_t j = lo; j < hi; ++j) o[j] = static_cast<O>(acc[j - lo]);
+          });
+          return;
+        }
         kernels::cpu::for_each_output(layout, in, [&](int64_t index, const T* base) {
           SumAcc<O> acc = 0;
           if (layout.reduced_sizes.empty()) acc = static_cast<SumAcc<O>>(*base);
