@@ -269,16 +269,28 @@ Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef 
 
 // ---- the ops ----
 
+// A matrix stored column-major (the transpose of a contiguous one).
+bool is_transposed_matrix(const Tensor& m) {
+  return m.dim() == 2 && m.size(0) > 1 && m.size(1) > 1 && m.stride(0) == 1 && m.stride(1) == m.size(0);
+}
+
 struct Mm {
   static constexpr std::string_view name = "MmBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& a, const Tensor& b) {
     // Each input's gradient needs only the other input.
     ctx.save_for_backward(ctx.needs_input_grad(0) ? b : Tensor(), ctx.needs_input_grad(1) ? a : Tensor());
+    ctx.ints = {is_transposed_matrix(a) ? 1 : 0, is_transposed_matrix(b) ? 1 : 0};
     return product(matrix_operand(a, {}), matrix_operand(b, {}), {}, {a.sizes()[0], b.sizes()[1]}, "mm");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
     auto [b, a] = ctx.saved<2>();
-    return {ctx.needs_input_grad(0) ? g.mm(b.t()) : Tensor(), ctx.needs_input_grad(1) ? a.t().mm(g) : Tensor()};
+    // A gradient comes back in its input's layout: for b = W.t() (Linear),
+    // (g^T a)^T is a transposed view whose transpose, W's gradient, is
+    // contiguous, which spares the accumulation a transposing copy.
+    Tensor grad_a, grad_b;
+    if (ctx.needs_input_grad(0)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
+    if (ctx.needs_input_grad(1)) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
+    return {grad_a, grad_b};
   }
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b) {
     return add_tangents(t[0].defined() ? t[0].mm(b) : Tensor(), t[1].defined() ? a.mm(t[1]) : Tensor());
