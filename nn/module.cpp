@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "engine/autograd/autograd.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
@@ -210,19 +211,7 @@ void Module::to(Device device) {
   for (auto& child : children_) child.value()->to(device);
 }
 
-void Module::zero_grad(bool set_to_none) {
-  for (const Tensor& p : parameters()) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    if (set_to_none) {
-      p.set_grad(Tensor());
-    } else {
-      NoGradGuard no_grad;
-      g.detach_();
-      g.zero_();
-    }
-  }
-}
+void Module::zero_grad(bool set_to_none) { autograd::zero_grad(parameters(), set_to_none); }
 
 // ---- state_dict ----
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "engine/autograd/autograd.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
@@ -159,21 +160,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
   param_groups_.push_back(std::move(added));
 }
 
-void Optimizer::zero_grad(bool set_to_none) {
-  for (auto& group : param_groups_) {
-    for (Tensor& p : group.params()) {
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      if (set_to_none) {
-        p.set_grad(Tensor());
-      } else {
-        NoGradGuard no_grad;
-        g.detach_();
-        g.zero_();
-      }
-    }
-  }
-}
+void Optimizer::zero_grad(bool set_to_none) { autograd::zero_grad(parameters(), set_to_none); }
 
 std::vector<Tensor> Optimizer::parameters() const {
   std::vector<Tensor> out;

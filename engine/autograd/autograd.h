@@ -32,6 +32,11 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 // differentiable alias, so gradients still reach it.
 void rebind(const Tensor& target, const Tensor& value);
 
+// Clears the gradients of `tensors`: set_to_none drops them (the next backward
+// allocates new ones); otherwise they are detached and zeroed in place. What
+// Module::zero_grad and Optimizer::zero_grad do.
+void zero_grad(const std::vector<Tensor>& tensors, bool set_to_none = true);
+
 using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 struct GradcheckOptions {

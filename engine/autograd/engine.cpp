@@ -410,6 +410,18 @@ Tensor Tensor::detach() const {
   return Tensor(std::move(impl));
 }
 
+namespace {
+// Points `impl` at src's data: storage, geometry and dtype.
+void take_data(TensorImpl& impl, const TensorImpl& src) {
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.storage_offset = src.storage_offset;
+  impl.dtype = src.dtype;
+  impl.refresh_geometry();
+}
+}  // namespace
+
 void Tensor::set_data(const Tensor& new_data) const {
   TensorImpl& impl = checked();
   const TensorImpl& src = *new_data.impl();
@@ -421,12 +433,7 @@ void Tensor::set_data(const Tensor& new_data) const {
     impl.grad.reset();
     impl.grad_accumulator.reset();
   }
-  impl.storage = src.storage;
-  impl.sizes = src.sizes;
-  impl.strides = src.strides;
-  impl.storage_offset = src.storage_offset;
-  impl.dtype = src.dtype;
-  impl.refresh_geometry();
+  take_data(impl, src);
 }
 
 void autograd::rebind(const Tensor& target, const Tensor& value) {
@@ -437,12 +444,7 @@ void autograd::rebind(const Tensor& target, const Tensor& value) {
   Tensor bound = value.is_leaf() && value.requires_grad() ? value.view(value.sizes()) : value;
   TensorImpl& impl = *target.impl();
   const TensorImpl& src = *bound.impl();
-  impl.storage = src.storage;
-  impl.sizes = src.sizes;
-  impl.strides = src.strides;
-  impl.storage_offset = src.storage_offset;
-  impl.dtype = src.dtype;
-  impl.refresh_geometry();
+  take_data(impl, src);
   impl.requires_grad = src.requires_grad;
   impl.retains_grad = false;
   impl.grad_fn = src.grad_fn;
@@ -455,6 +457,20 @@ void autograd::rebind(const Tensor& target, const Tensor& value) {
   impl.fw_level = src.fw_level;
   impl.sparse = src.sparse;
   impl.rebound = true;
+}
+
+void autograd::zero_grad(const std::vector<Tensor>& tensors, bool set_to_none) {
+  for (const Tensor& t : tensors) {
+    Tensor g = t.grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      t.set_grad(Tensor());
+    } else {
+      NoGradGuard no_grad;
+      g.detach_();
+      g.zero_();
+    }
+  }
 }
 
 Tensor& Tensor::detach_() {
