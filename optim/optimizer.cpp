@@ -138,7 +138,9 @@ const OptimizerOptions& OptimizerParamGroup::options() const {
 Optimizer::Optimizer(std::vector<OptimizerParamGroup> param_groups, std::unique_ptr<OptimizerOptions> defaults)
     : defaults_(std::move(defaults)) {
   GD_CHECK(defaults_ != nullptr, "Optimizer: the default options must be given");
-  GD_CHECK(!param_groups.empty(), "optimizer got an empty parameter list");
+  // An empty list of tensors arrives as one empty group.
+  GD_CHECK(!param_groups.empty() && !(param_groups.size() == 1 && param_groups[0].params().empty()),
+           "optimizer got an empty parameter list");
   for (const auto& group : param_groups) add_param_group(group);
 }
 

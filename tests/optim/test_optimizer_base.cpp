@@ -102,6 +102,7 @@ TEST_CASE("Optimizer: groups take the defaults or their own options; bad groups 
   CHECK(error_of([&] { Plain(std::vector<Tensor>{a * 2.0}, 0.1); }) == "can't optimize a non-leaf Tensor");
   CHECK(error_of([&] { Plain(std::vector<optim::OptimizerParamGroup>{}, 0.1); }) ==
         "optimizer got an empty parameter list");
+  CHECK(error_of([&] { Plain(std::vector<Tensor>{}, 0.1); }) == "optimizer got an empty parameter list");
   CHECK(error_of([] { optim::OptimizerOptions&& o = PlainOptions(); o.set_momentum(0.9); }) ==
         "optimizer must support momentum with `cycle_momentum` option enabled");
 }
