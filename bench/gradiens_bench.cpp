@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numbers>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "nn/functional/phm.h"
+#include "optim/adam.h"
+#include "optim/sgd.h"
 
 #ifndef GRADIENS_VERSION
 #define GRADIENS_VERSION "unknown"
@@ -248,6 +251,121 @@ void phm_linear_f32(const Options& options) {
   print_line("phm_linear_f32", options.threads, t[0], "fwd+bwd, n=4, 512x512, batch 256", extra);
 }
 
+// An MLP as the peers build it: Linear layers of the given widths, the activation
+// between them (tanh or ReLU), float32 parameters (PyTorch's default init).
+gd::nn::Sequential mlp(const std::vector<int64_t>& widths, bool tanh) {
+  gd::nn::Sequential net;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    net->push_back(gd::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size()) {
+      if (tanh) net->push_back(gd::nn::Tanh());
+      else net->push_back(gd::nn::ReLU());
+    }
+  }
+  return net;
+}
+
+// BENCHMARKS.md's pinn_burgers_f64: one Adam step of the Burgers PINN, float64, MLP
+// 2-20x8-1 tanh, N_f = 10000 collocation and N_u = 100 boundary points: forward, u_x
+// and u_t by autograd::grad(create_graph), u_xx by a second grad, residual + data MSE,
+// backward. Line for line the peers' step (pow(2) included).
+void pinn_burgers_f64(const Options& options) {
+  gd::manual_seed(0);
+  const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
+  std::vector<int64_t> widths{2};
+  for (int i = 0; i < 8; ++i) widths.push_back(20);
+  widths.push_back(1);
+  gd::nn::Sequential net = mlp(widths, /*tanh=*/true);
+  net->to(gd::kFloat64);
+  gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
+  const double nu = 0.01 / std::numbers::pi;
+  gd::Tensor xf = (gd::rand({10000, 1}, f64) * 2 - 1).requires_grad_();
+  gd::Tensor tf = gd::rand({10000, 1}, f64).requires_grad_();
+  gd::Tensor xu = gd::rand({100, 2}, f64) * 2 - 1;
+  gd::Tensor uu = -gd::sin(xu.narrow(1, 0, 1) * std::numbers::pi);
+  Timing t = time_calls(
+      [&] {
+        opt.zero_grad();
+        gd::Tensor u = net->forward(gd::cat({xf, tf}, 1));
+        std::vector<gd::Tensor> g = gd::autograd::grad({u}, {xf, tf}, {gd::ones_like(u)}, true, true);
+        const gd::Tensor& u_x = g[0];
+        const gd::Tensor& u_t = g[1];
+        gd::Tensor u_xx = gd::autograd::grad({u_x}, {xf}, {gd::ones_like(u_x)}, true, true)[0];
+        gd::Tensor f = u_t + u * u_x - nu * u_xx;
+        gd::Tensor loss = (net->forward(xu) - uu).pow(2).mean() + f.pow(2).mean();
+        loss.backward();
+        opt.step();
+      },
+      2, options.repeat > 0 ? options.repeat : 10);
+  print_line("pinn_burgers_f64", options.threads, t, "one Adam step, N_f=10000");
+}
+
+// BENCHMARKS.md's mlp_f32_50steps: MLP 784-512-256-10 ReLU, float32, batch 128,
+// cross-entropy, Adam; one call is 50 training steps on fixed random data. gflops
+// counts the GEMMs: forward, the weight gradients, and the input gradients of every
+// layer but the first (the data needs none).
+void mlp_f32_50steps(const Options& options) {
+  gd::manual_seed(0);
+  const std::vector<int64_t> widths{784, 512, 256, 10};
+  gd::nn::Sequential net = mlp(widths, /*tanh=*/false);
+  gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
+  const int64_t steps = 50, batch = 128;
+  gd::Tensor xs = gd::randn({steps, batch, 784});
+  gd::Tensor ys = gd::randint(0, 10, {steps, batch});
+  Timing t = time_calls(
+      [&] {
+        for (int64_t i = 0; i < steps; ++i) {
+          opt.zero_grad();
+          gd::Tensor loss = gd::nn::functional::cross_entropy(net->forward(xs[i]), ys[i]);
+          loss.backward();
+          opt.step();
+        }
+      },
+      1, options.repeat > 0 ? options.repeat : 5);
+  double macs = 0, later_macs = 0;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    macs += static_cast<double>(widths[i] * widths[i + 1]);
+    if (i > 0) later_macs += static_cast<double>(widths[i] * widths[i + 1]);
+  }
+  const double flops = static_cast<double>(steps) * 2.0 * static_cast<double>(batch) * (2 * macs + later_macs);
+  char extra[64];
+  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", flops / (t.median_ms * 1e6));
+  print_line("mlp_f32_50steps", options.threads, t, "50 steps, batch 128", extra);
+}
+
+// BENCHMARKS.md's cnn_f32_20steps: Conv(1,32,3)-ReLU-MaxPool2-Conv(32,64,3)-ReLU-
+// MaxPool2-Flatten-Linear(1600,128)-ReLU-Linear(128,10), float32, batch 128, SGD
+// (lr 0.01, momentum 0.9), cross-entropy; one call is 20 steps on fixed random data.
+// gflops counts the convolutions and GEMMs: forward, weight gradients, and input
+// gradients of every layer but the first.
+void cnn_f32_20steps(const Options& options) {
+  gd::manual_seed(0);
+  gd::nn::Sequential net(gd::nn::Conv2d(1, 32, 3), gd::nn::ReLU(), gd::nn::MaxPool2d(2), gd::nn::Conv2d(32, 64, 3),
+                         gd::nn::ReLU(), gd::nn::MaxPool2d(2), gd::nn::Flatten(), gd::nn::Linear(1600, 128),
+                         gd::nn::ReLU(), gd::nn::Linear(128, 10));
+  gd::optim::SGD opt(net->parameters(), gd::optim::SGDOptions(0.01).momentum(0.9));
+  const int64_t steps = 20, batch = 128;
+  gd::Tensor xs = gd::randn({steps, batch, 1, 28, 28});
+  gd::Tensor ys = gd::randint(0, 10, {steps, batch});
+  Timing t = time_calls(
+      [&] {
+        for (int64_t i = 0; i < steps; ++i) {
+          opt.zero_grad();
+          gd::nn::functional::cross_entropy(net->forward(xs[i]), ys[i]).backward();
+          opt.step();
+        }
+      },
+      1, options.repeat > 0 ? options.repeat : 3);
+  // Multiply-adds per example: conv1 26x26x32 outputs of 1x3x3, conv2 11x11x64 of 32x3x3,
+  // then the two Linear layers.
+  const double conv1 = 26.0 * 26 * 32 * 9, conv2 = 11.0 * 11 * 64 * 32 * 9, fc1 = 1600.0 * 128, fc2 = 128.0 * 10;
+  const double macs = conv1 + conv2 + fc1 + fc2, later_macs = conv2 + fc1 + fc2;
+  const double flops = static_cast<double>(steps) * 2.0 * static_cast<double>(batch) * (2 * macs + later_macs);
+  char extra[64];
+  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", flops / (t.median_ms * 1e6));
+  print_line("cnn_f32_20steps", options.threads, t, "20 steps, batch 128", extra);
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -255,7 +373,10 @@ struct Workload {
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
+      {"pinn_burgers_f64", pinn_burgers_f64},
+      {"mlp_f32_50steps", mlp_f32_50steps},
       {"op_overhead_5000", op_overhead_5000},
+      {"cnn_f32_20steps", cnn_f32_20steps},
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},
       {"conv2d", conv2d_workload},
