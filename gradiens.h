@@ -17,4 +17,5 @@
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"
 #include "nn/nn.h"
+#include "data/data.h"
 #include "optim/optim.h"

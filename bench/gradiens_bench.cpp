@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/gemm_report.h"
+#include "bench/lstm_packed.h"
 #include "engine/convolution.h"
 #include "engine/generator.h"
 #include "gradiens.h"
@@ -366,6 +367,14 @@ void cnn_f32_20steps(const Options& options) {
   print_line("cnn_f32_20steps", options.threads, t, "20 steps, batch 128", extra);
 }
 
+// BENCHMARKS.md's lstm_packed_f32 (bench/lstm_packed.cpp), timed as the peer times it.
+void lstm_packed_f32(const Options& options) {
+  Timing t = time_calls(make_lstm_packed_f32_step(), 2, options.repeat > 0 ? options.repeat : 10);
+  char extra[64];
+  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", lstm_packed_f32_flops() / (t.median_ms * 1e6));
+  print_line("lstm_packed_f32", options.threads, t, "fwd+bwd, 64 seqs len 10..100", extra);
+}
+
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
@@ -377,6 +386,7 @@ const std::vector<Workload>& workloads() {
       {"mlp_f32_50steps", mlp_f32_50steps},
       {"op_overhead_5000", op_overhead_5000},
       {"cnn_f32_20steps", cnn_f32_20steps},
+      {"lstm_packed_f32", lstm_packed_f32},
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},
       {"conv2d", conv2d_workload},

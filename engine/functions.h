@@ -106,6 +106,7 @@ Tensor isinf(const Tensor& x);
 Tensor isfinite(const Tensor& x);
 // Fused backward kernels, each an op with its own backward (STYLE.md habit 3).
 Tensor tanh_backward(const Tensor& grad, const Tensor& y);     // grad * (1 - y^2)
+Tensor scaled_product(const Tensor& a, const Tensor& b, const Tensor& c, double scale);  // scale * a * b * c
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y);  // grad * y * (1 - y)
 
 // ---- reductions (engine/ops/reduce.cpp) ----

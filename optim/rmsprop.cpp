@@ -1,11 +1,8 @@
 // RMSprop: options, state and PyTorch 1.13's _single_tensor_rmsprop as one
-// fused pass per parameter.
+// multi-tensor pass per dtype over each group.
 #include "optim/rmsprop.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "optim/detail/fused_update.h"
+#include "optim/detail/first_order.h"
 
 namespace gradiens::optim {
 
@@ -57,112 +54,34 @@ void RMSpropParamState::load(const nlohmann::json& scalars, const std::map<std::
   grad_avg_ = detail::optional_state_tensor(tensors, "grad_avg");
 }
 
-namespace {
-
-// The update's scalars, each rounded to T first as PyTorch's kernels round a Python number.
-template <class T>
-struct RMSpropScalars {
-  T alpha, one_minus_alpha, weight_decay, eps, momentum, neg_lr;
-};
-
-// _single_tensor_rmsprop on n elements: the averages in a first pass, the
-// square roots of a block at once, the parameter (and momentum) in a second.
-template <class T, bool Maximize, bool L2, bool Centered, bool Momentum>
-void rmsprop_kernel(const RMSpropScalars<T>& s, T* __restrict param, const T* __restrict grad,
-                    T* __restrict square_avg_all, T* __restrict grad_avg_all, T* __restrict buf_all, int64_t n) {
-  T root[detail::kBlock];
-  for (int64_t start = 0; start < n; start += detail::kBlock) {
-    const int64_t len = std::min(detail::kBlock, n - start);
-    T* p = param + start;
-    const T* g = grad + start;
-    T* square_avg = square_avg_all + start;
-    auto direction = [&](int64_t k) {
-      T d = Maximize ? -g[k] : g[k];
-      if constexpr (L2) d = d + s.weight_decay * p[k];
-      return d;
-    };
-    for (int64_t k = 0; k < len; ++k) {
-      const T d = direction(k);
-      square_avg[k] = square_avg[k] * s.alpha + s.one_minus_alpha * d * d;
-      if constexpr (Centered) {
-        T* grad_avg = grad_avg_all + start;
-        grad_avg[k] = grad_avg[k] * s.alpha + s.one_minus_alpha * d;
-        // PyTorch's square_avg.addcmul(grad_avg, grad_avg, value=-1).
-        root[k] = square_avg[k] + T(-1) * grad_avg[k] * grad_avg[k];
-      } else {
-        root[k] = square_avg[k];
-      }
-    }
-    detail::sqrt_in_place(root, len);
-    for (int64_t k = 0; k < len; ++k) {
-      const T avg = root[k] + s.eps;
-      if constexpr (Momentum) {
-        T* buf = buf_all + start;
-        buf[k] = buf[k] * s.momentum + direction(k) / avg;
-        p[k] = p[k] + s.neg_lr * buf[k];
-      } else {
-        p[k] = p[k] + s.neg_lr * direction(k) / avg;
-      }
-    }
-  }
-}
-
-std::unique_ptr<OptimizerOptions> validated(const RMSpropOptions& options) {
-  options.validate();
-  return std::make_unique<RMSpropOptions>(options);
-}
-}  // namespace
-
 RMSprop::RMSprop(std::vector<OptimizerParamGroup> param_groups, RMSpropOptions defaults)
-    : Optimizer(std::move(param_groups), validated(defaults)) {
-  for (const auto& group : param_groups_) detail::group_options<RMSpropOptions>(group, "RMSprop").validate();
+    : Optimizer(std::move(param_groups), detail::validated(defaults)) {
+  detail::validate_groups<RMSpropOptions>(param_groups_, "RMSprop");
 }
 
 RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions defaults)
     : RMSprop(detail::single_group(std::move(params), defaults), defaults) {}
 
 Tensor RMSprop::step(LossClosure closure) {
-  Tensor loss;
-  if (closure) {
-    AutoGradMode enable_grad(true);
-    loss = closure();
-  }
-  NoGradGuard no_grad;
-  // Every check runs before the first update, so an error leaves all parameters as they were.
-  for (const auto& group : param_groups_) {
-    detail::group_options<RMSpropOptions>(group, "RMSprop");
-    for (const Tensor& p : group.params())
-      if (p.grad().defined()) detail::check_grad(p, p.grad(), "RMSprop", "RMSprop does not support sparse gradients");
-  }
-  for (auto& group : param_groups_) {
-    const auto& o = detail::group_options<RMSpropOptions>(group, "RMSprop");
-    const double lr = o.lr(), alpha = o.alpha(), eps = o.eps(), weight_decay = o.weight_decay();
-    const double momentum = o.momentum();
-    const bool centered = o.centered(), maximize = o.maximize();
-    for (const Tensor& param : group.params()) {
-      Tensor grad = param.grad();
-      if (!grad.defined()) continue;
-      auto& state = param_state<RMSpropParamState>(param);
-      detail::prepare_state(state.square_avg_, param, "RMSprop", "square_avg");
-      if (momentum > 0) detail::prepare_state(state.momentum_buffer_, param, "RMSprop", "momentum_buffer");
-      if (centered) detail::prepare_state(state.grad_avg_, param, "RMSprop", "grad_avg");
-      state.step_ += 1;
-      detail::fused_update(param, grad, "RMSprop", [&]<class T>(T* p, const T* g, int64_t begin, int64_t end) {
-        const RMSpropScalars<T> s{static_cast<T>(alpha),        static_cast<T>(1 - alpha), static_cast<T>(weight_decay),
-                                  static_cast<T>(eps),          static_cast<T>(momentum),  static_cast<T>(-lr)};
-        T* square_avg = detail::state_data<T>(state.square_avg_) + begin;
-        T* buf = momentum > 0 ? detail::state_data<T>(state.momentum_buffer_) + begin : nullptr;
-        T* grad_avg = centered ? detail::state_data<T>(state.grad_avg_) + begin : nullptr;
-        detail::with_constants(
-            [&](auto maximize_c, auto l2_c, auto centered_c, auto momentum_c) {
-              rmsprop_kernel<T, maximize_c(), l2_c(), centered_c(), momentum_c()>(s, p + begin, g + begin, square_avg,
-                                                                                  grad_avg, buf, end - begin);
-            },
-            maximize, weight_decay != 0, centered, momentum > 0);
+  return detail::first_order_step<RMSpropOptions>(
+      param_groups_, closure, "RMSprop", "RMSprop does not support sparse gradients",
+      [this](const OptimizerParamGroup& group, const RMSpropOptions& o) {
+        const bool momentum = o.momentum() > 0, centered = o.centered();
+        detail::GroupBuffers buffers(
+            group, [this](const Tensor& p) -> RMSpropParamState& { return param_state<RMSpropParamState>(p); },
+            [&](const Tensor& param, RMSpropParamState& state) {
+              detail::prepare_state(state.square_avg_, param, "RMSprop", "square_avg");
+              if (momentum) detail::prepare_state(state.momentum_buffer_, param, "RMSprop", "momentum_buffer");
+              if (centered) detail::prepare_state(state.grad_avg_, param, "RMSprop", "grad_avg");
+              state.step_ += 1;
+              // The update does not depend on the step count: one table entry serves all.
+              return detail::ParamBuffers{{&state.square_avg_, centered ? &state.grad_avg_ : nullptr,
+                                           momentum ? &state.momentum_buffer_ : nullptr}};
+            });
+        const detail::RMSpropKernel::Scalars scalars{o.alpha(), 1 - o.alpha(), o.weight_decay(),
+                                                     o.eps(),   o.momentum(),  -o.lr()};
+        buffers.update(detail::RMSpropKernel{o.maximize(), o.weight_decay() != 0, centered, momentum, &scalars});
       });
-    }
-  }
-  return loss;
 }
 
 std::unique_ptr<OptimizerParamState> RMSprop::make_param_state() const {

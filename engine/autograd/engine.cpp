@@ -226,7 +226,23 @@ class GraphTask {
   void accumulate_input(Node& node, uint32_t input_nr, Tensor grad) {
     if (node.input_buffer_.size() <= input_nr) node.input_buffer_.resize(input_nr + 1);
     Tensor& slot = node.input_buffer_[input_nr];
-    slot = slot.defined() ? add(slot, grad) : std::move(grad);
+    if (!slot.defined()) {
+      slot = std::move(grad);
+    } else if (can_accumulate_in_place(slot, grad)) {
+      slot.add_(grad);
+    } else {
+      slot = add(slot, grad);
+    }
+  }
+
+  // As PyTorch's InputBuffer: without create_graph, a summed gradient that nothing
+  // else references (no other handle, no view of its storage) is added to in
+  // place instead of allocating a new buffer for every further contribution.
+  static bool can_accumulate_in_place(const Tensor& slot, const Tensor& grad) {
+    const TensorImpl& s = *slot.impl();
+    return !GradMode::is_enabled() && slot.impl_ptr().use_count() == 1 && s.storage.use_count() == 1 &&
+           !s.sparse && !grad.impl()->sparse && s.is_contiguous && !s.requires_grad &&
+           slot.sizes() == grad.sizes() && slot.dtype() == grad.dtype() && slot.device() == grad.device();
   }
 
   void run_pre_hooks(Node& node, GradList& inputs) {

@@ -263,6 +263,75 @@ struct Softplus {
   }
 };
 
+// Whether every tensor is contiguous, float32/float64 and shaped like the first,
+// so a fused loop can walk them by one flat index.
+bool same_dense_layout(std::initializer_list<Tensor> tensors) {
+  const Tensor& first = *tensors.begin();
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || !t.is_contiguous() || t.dtype() != first.dtype() || !(t.sizes() == first.sizes()) ||
+        (t.dtype() != kFloat32 && t.dtype() != kFloat64) || !t.device().is_cpu())
+      return false;
+  }
+  return true;
+}
+
+// s * a * b * c in one pass: tanh's second derivative (gg * grad * y * -2) would
+// otherwise take three passes and two temporaries over every hidden activation
+// of a PINN. Its gradient with respect to each factor is the same product with
+// that factor replaced by the incoming gradient, so it is differentiable to any
+// order through itself.
+struct ScaledProduct3 {
+  static constexpr std::string_view name = "ScaledProduct3Backward";
+  static Tensor forward(Ctx& ctx, const Tensor& a, const Tensor& b, const Tensor& c, double scale) {
+    ctx.save_for_backward(a, b, c);
+    ctx.real = scale;
+    const bool fused = a.sizes() == b.sizes() && a.sizes() == c.sizes() && a.dtype() == b.dtype() &&
+                       a.dtype() == c.dtype() && (a.dtype() == kFloat32 || a.dtype() == kFloat64);
+    if (!fused) {
+      NoGradGuard guard;
+      return a * b * c * scale;
+    }
+    Tensor out = empty(a.sizes(), a.options());
+    dispatch_floating(a.dtype(), "scaled_product", [&]<class T>() {
+      const T s = static_cast<T>(scale);
+      elementwise_kernel<T, T, T, T>(make_iterator(out, {a, b, c}), [s](T x, T y, T z) { return s * (x * y * z); });
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [a, b, c] = ctx.saved<3>();
+    const double s = ctx.real;
+    if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && ctx.needs_input_grad(2) &&
+        same_dense_layout({g, a, b, c})) {
+      // Nothing records: the three products in one pass over g, a, b and c, with
+      // the same rounding as the three calls below.
+      GradList grads{empty(g.sizes(), g.options()), empty(g.sizes(), g.options()), empty(g.sizes(), g.options())};
+      dispatch_floating(g.dtype(), "scaled_product", [&]<class T>() {
+        const T *gp = g.data_ptr<T>(), *ap = a.data_ptr<T>(), *bp = b.data_ptr<T>(), *cp = c.data_ptr<T>();
+        T *ga = grads[0].data_ptr<T>(), *gb = grads[1].data_ptr<T>(), *gc = grads[2].data_ptr<T>();
+        const T st = static_cast<T>(s);
+        kernels::cpu::parallel_for(0, g.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) {
+            ga[i] = st * (gp[i] * bp[i] * cp[i]);
+            gb[i] = st * (ap[i] * gp[i] * cp[i]);
+            gc[i] = st * (ap[i] * bp[i] * gp[i]);
+          }
+        });
+      });
+      return grads;
+    }
+    return {ctx.needs_input_grad(0) ? scaled_product(g, b, c, s) : Tensor(),
+            ctx.needs_input_grad(1) ? scaled_product(a, g, c, s) : Tensor(),
+            ctx.needs_input_grad(2) ? scaled_product(a, b, g, s) : Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor& a, const Tensor& b, const Tensor& c,
+                    double scale) {
+    return add_tangents(add_tangents(t[0].defined() ? scaled_product(t[0], b, c, scale) : Tensor(),
+                                     t[1].defined() ? scaled_product(a, t[1], c, scale) : Tensor()),
+                        t[2].defined() ? scaled_product(a, b, t[2], scale) : Tensor());
+  }
+};
+
 // Fused tanh backward: grad * (1 - y^2), itself differentiable.
 struct TanhBackwardOp {
   static constexpr std::string_view name = "TanhBackwardBackward0";
@@ -281,12 +350,27 @@ struct TanhBackwardOp {
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
     auto [grad, y] = ctx.saved<2>();
+    if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) &&
+        same_dense_layout({gg, grad, y})) {
+      // Nothing records: both gradients in one pass over gg, grad and y, with the
+      // same rounding as the two ops below.
+      GradList grads{empty(y.sizes(), y.options()), empty(y.sizes(), y.options())};
+      dispatch_floating(y.dtype(), "tanh_backward", [&]<class T>() {
+        const T *ggp = gg.data_ptr<T>(), *gp = grad.data_ptr<T>(), *yp = y.data_ptr<T>();
+        T *d_grad = grads[0].data_ptr<T>(), *d_y = grads[1].data_ptr<T>();
+        kernels::cpu::parallel_for(0, y.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+          kernels::cpu::tanh_backward(ggp + lo, yp + lo, d_grad + lo, hi - lo);
+          for (int64_t i = lo; i < hi; ++i) d_y[i] = T(-2) * (ggp[i] * gp[i] * yp[i]);
+        });
+      });
+      return grads;
+    }
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),
-            ctx.needs_input_grad(1) ? gg * grad * y * -2.0 : Tensor()};
+            ctx.needs_input_grad(1) ? scaled_product(gg, grad, y, -2.0) : Tensor()};
   }
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor& grad, const Tensor& y) {
     return add_tangents(t[0].defined() ? tanh_backward(t[0], y) : Tensor(),
-                        t[1].defined() ? t[1] * grad * y * -2.0 : Tensor());
+                        t[1].defined() ? scaled_product(t[1], grad, y, -2.0) : Tensor());
   }
 };
 
@@ -339,6 +423,9 @@ Tensor relu(const Tensor& x) { return apply<Relu>(x); }
 Tensor erf(const Tensor& x) { return apply<Erf>(x); }
 Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) { return apply<Softplus>(x, beta, threshold); }
 Tensor tanh_backward(const Tensor& grad, const Tensor& y) { return apply<TanhBackwardOp>(grad, y); }
+Tensor scaled_product(const Tensor& a, const Tensor& b, const Tensor& c, double scale) {
+  return apply<ScaledProduct3>(a, b, c, scale);
+}
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) { return apply<SigmoidBackwardOp>(grad, y); }
 
 // Composite activations: their derivatives of every order come from the parts.

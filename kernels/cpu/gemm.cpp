@@ -3,6 +3,7 @@
 // shape (Note [GEMM threads]), and oneDNN primitives in a small LRU cache per thread
 // (Note [Matmul cache]).
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/small_gemm.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -412,6 +413,14 @@ void gemm_batched_impl(int64_t batch, bool trans_a, bool trans_b, int64_t m, int
   if (batch > 1 && stride_b == 0 && !trans_a && stride_a == m * lda && stride_c == m * ldc) {
     m *= batch;
     batch = 1;
+  }
+  if constexpr (std::is_same_v<T, double>) {
+    if (small_gemm_applies(trans_a, trans_b, m, n, k)) {  // Note [Small float64 GEMM]
+      for (int64_t i = 0; i < batch; ++i)
+        small_gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+                   c + i * stride_c, ldc);
+      return;
+    }
   }
   if constexpr (std::is_same_v<T, float>) {
     if (use_onednn_for_float32(batch * m, n, k) &&

@@ -166,6 +166,8 @@ std::vector<OpInfo> build_table() {
       unary("softplus (above threshold)", [](const Tensor& x) { return softplus(x, 2, 2); }, 1.2, 2.0),
       binary("tanh_backward", [](const Tensor& g, const Tensor& y) { return tanh_backward(g, y); }, in({2, 3}),
              in({2, 3}, -0.9, 0.9)),
+      {"scaled_product", [](const V& x) { return V{scaled_product(x[0], x[1], x[2], -2.0)}; },
+       {in({2, 3}), in({2, 3}), in({2, 3})}, kAllVariants, {}},
       binary("sigmoid_backward", [](const Tensor& g, const Tensor& y) { return sigmoid_backward(g, y); }, in({2, 3}),
              in({2, 3}, 0.1, 0.9)),
 

@@ -710,3 +710,18 @@ TEST_CASE("large tensors (the multi-threaded path) agree with small slices") {
   CHECK(value_mismatch(exp(m.t()), exp(m.t().contiguous()), 0, 0) == "");
   set_num_threads(previous);
 }
+
+// scaled_product(a, b, c, s) = s * a * b * c (tanh's second derivative uses it):
+// against the composite product, fused (same shapes) and through its fallback
+// (broadcast shapes, integer dtype).
+TEST_CASE("scaled_product equals the product of its factors") {
+  using gradiens::testing::sample;
+  for (gd::ScalarType dtype : {gd::kFloat64, gd::kFloat32}) {
+    Tensor a = sample({37, 5}, -2, 2, 1, dtype), b = sample({37, 5}, -2, 2, 2, dtype), c = sample({37, 5}, -2, 2, 3, dtype);
+    CHECK(value_mismatch(gd::scaled_product(a, b, c, -2.0), a * b * c * -2.0, 1e-6, 1e-6) == "");
+    Tensor row = sample({5}, -2, 2, 4, dtype);
+    CHECK(value_mismatch(gd::scaled_product(a, row, c, 0.5), a * row * c * 0.5, 1e-6, 1e-6) == "");
+  }
+  Tensor i = gd::arange(6).reshape({2, 3});
+  CHECK(values_of(gd::scaled_product(i, i, i, 1.0)) == std::vector<double>{0, 1, 8, 27, 64, 125});
+}

@@ -1,6 +1,7 @@
 // Tests for kernels/cpu/gemm: every backend against a long double triple loop, over
 // transposes, padded rows, batches with broadcasting, degenerate sizes and threads.
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/small_gemm.h"
 
 #include <doctest/doctest.h>
 
@@ -243,6 +244,31 @@ TEST_CASE("gemm: the library's shapes (MLP, PINN, LSTM)") {
       {false, false, 1, 300, 70, 1.0, 0.0},
       {false, false, 300, 1, 70, 1.0, 0.0},
   });
+}
+
+// float64 products with n <= 32 and a short k (or a short m and a long k) take the
+// direct kernel of small_gemm.cpp: every width (full and masked last vectors),
+// row counts around its tiles, reduction lengths across its 256-row chunks, and
+// tall products split over threads.
+TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
+  std::vector<GemmCase> cases;
+  for (int64_t n : {1, 3, 4, 7, 8, 9, 12, 16, 17, 20, 24, 31, 32})
+    for (int64_t m : {1, 2, 5, 9, 19})
+      cases.push_back({m % 2 == 1, m % 3 == 0, m, n, 20, 1.0, 0.0, m % 2});
+  for (int64_t k : {1, 2, 63, 64, 65, 255, 256, 257, 1000})
+    for (int64_t m : {1, 8, 20, 32})
+      for (double beta : {0.0, 1.0, -0.5}) cases.push_back({true, false, m, 20, k, 0.75, beta, k % 3});
+  for (bool trans_a : {false, true})
+    for (bool trans_b : {false, true}) cases.push_back({trans_a, trans_b, 3001, 20, 20, 1.0, 1.0, 1});
+  uint32_t seed = 100;
+  for (int threads : {1, 2}) {
+    GemmSettingsScope settings(Float32Backend::Auto, threads);
+    for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
+  }
+  CHECK(small_gemm_applies(false, false, 10000, 20, 20));
+  CHECK(small_gemm_applies(true, false, 20, 20, 10000));
+  CHECK_FALSE(small_gemm_applies(false, true, 20, 20, 10000));  // a long transposed B is packed by OpenBLAS
+  CHECK_FALSE(small_gemm_applies(false, false, 100, 33, 20));
 }
 
 TEST_CASE("gemm: degenerate sizes") {

@@ -1,8 +1,9 @@
-// The checks the first-order optimizers share (see fused_update.h).
-#include "optim/detail/fused_update.h"
+// The checks and the gathering that the first-order optimizers share (see first_order.h).
+#include "optim/detail/first_order.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/dims.h"
@@ -65,6 +66,55 @@ int64_t load_step(const nlohmann::json& scalars, const std::string& what) {
   if (!(step >= 0 && step <= 9007199254740992.0 && step == std::floor(step)))
     throw_json_error(what, "step", fmt::format("must be a non-negative whole number, got {}", python_float(step)));
   return static_cast<int64_t>(step);
+}
+
+namespace {
+
+template <class T>
+void add_slot(TensorList<T>& list, const Tensor& param, const Tensor& grad, const ParamBuffers& buffers,
+              uint32_t scalars, size_t capacity) {
+  if (list.slots.empty()) list.slots.reserve(capacity);
+  TensorSlot<T> slot{param.data_ptr<T>(), grad.data_ptr<T>(), {}, param.numel(), list.numel, scalars, buffers.fresh};
+  for (size_t k = 0; k < buffers.states.size(); ++k)
+    slot.state[k] = buffers.states[k] != nullptr ? buffers.states[k]->data_ptr<T>() : nullptr;
+  list.slots.push_back(slot);
+  list.numel += slot.numel;
+}
+
+}  // namespace
+
+void GroupBuffers::add(const Tensor& param, const Tensor& grad, const ParamBuffers& buffers) {
+  // Parameters usually share one step count: look from the last one found.
+  auto step = std::find(steps_.rbegin(), steps_.rend(), buffers.step);
+  if (step == steps_.rend()) {
+    steps_.push_back(buffers.step);
+    step = steps_.rbegin();
+  }
+  const auto scalars = static_cast<uint32_t>(steps_.rend() - step - 1);
+  // Pointers, not Tensor copies: a copy costs two atomic reference-count updates.
+  const Tensor* work = &param;
+  if (param.is_contiguous()) {
+    // The kernel writes the parameter's memory directly: mark it as an in-place
+    // write, so a graph that saved the old value refuses to use it.
+    param.bump_version();
+  } else {
+    param_copies_.emplace_back(param, param.contiguous());
+    work = &param_copies_.back().second;
+  }
+  const Tensor* g = &grad;
+  if (!grad.is_contiguous()) {
+    grad_copies_.push_back(grad.contiguous());
+    g = &grad_copies_.back();
+  }
+  if (work->numel() == 0) return;
+  if (param.dtype() == kFloat32)
+    add_slot(float32_, *work, *g, buffers, scalars, group_size_);
+  else
+    add_slot(float64_, *work, *g, buffers, scalars, group_size_);
+}
+
+void GroupBuffers::write_back() {
+  for (auto& [param, work] : param_copies_) Tensor(param).copy_(work);
 }
 
 }  // namespace gradiens::optim::detail

@@ -1,0 +1,12 @@
+// lstm_packed_f32 of BENCHMARKS.md: the workload as a callable, for gradiens-bench to time.
+#pragma once
+
+#include <functional>
+
+// Builds LSTM(32 -> 128) and 64 float32 sequences of the peer's lengths (10..100)
+// and returns one timed call: pack_sequence(enforce_sorted=false), forward,
+// pad_packed_sequence(batch_first), backward of padded.sum() + h_n.sum().
+std::function<void()> make_lstm_packed_f32_step();
+// The multiply-adds x 2 of one call's GEMMs (forward, weight and input
+// gradients), for a GFLOP/s figure.
+double lstm_packed_f32_flops();

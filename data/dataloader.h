@@ -1,0 +1,538 @@
+// DataLoader: batches of a dataset in a sampler's order, fetched by worker
+// threads and delivered in order, with a seeded, resumable shuffle.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/collate.h"
+#include "data/samplers.h"
+
+namespace gradiens::data {
+
+// A map-style dataset: get(index) and size(). The DataLoader calls get() from
+// its worker threads at the same time.
+template <class D>
+concept MapStyleDataset = requires(D& d, size_t i) {
+  d.get(i);
+  { d.size() } -> std::convertible_to<size_t>;
+};
+
+// A stream: next() gives std::optional samples until std::nullopt; reset()
+// starts it again.
+template <class D>
+concept StreamDataset = !MapStyleDataset<D> && requires(D& d) {
+  d.next().has_value();
+  typename std::decay_t<decltype(d.next())>::value_type;
+  d.reset();
+};
+
+namespace detail {
+
+// The options that do not depend on the collate's type.
+struct LoaderSettings {
+  std::optional<int64_t> batch_size = 1;
+  bool shuffle = false;
+  bool drop_last = false;
+  int64_t num_workers = 0;
+  int64_t prefetch_factor = 2;
+  double timeout = 0;
+  bool pin_memory = false;
+  std::optional<uint64_t> seed;
+  std::shared_ptr<Sampler<>> sampler;
+  std::shared_ptr<BatchSamplerBase> batch_sampler;
+};
+
+}  // namespace detail
+
+// DataLoaderOptions().batch_size(64).shuffle(true).num_workers(2).seed(0)
+//
+// batch_size     samples per batch (default 1); std::nullopt turns automatic
+//                batching off: one sample at a time, converted by the collate
+//                without a new dimension (DefaultCollate::convert).
+// shuffle        a new random order each epoch (see Note [DataLoader epoch order]).
+// drop_last      drop the last batch when it is short.
+// sampler        the order of the samples (excludes shuffle).
+// batch_sampler  the batches themselves (excludes batch_size, shuffle, sampler, drop_last).
+// collate(f)     f(std::vector<Example>) -> Batch; the batch type is f's result
+//                type. f runs on worker threads, possibly at the same time.
+// num_workers    threads fetching and collating batches (0: the calling thread).
+// prefetch_factor batches each worker may hold ready ahead of the consumer (default 2).
+// timeout        seconds to wait for a batch from the workers before an error
+//                (0: forever); like PyTorch, it does not apply with num_workers 0.
+// seed           the shuffle seed; unset, one is drawn from the default generator.
+// pin_memory     accepted for PyTorch compatibility and currently does nothing:
+//                gradiens has no CUDA device yet, so there is no page-locked
+//                memory to copy batches into. It will once the CUDA allocator exists.
+template <class Collate = DefaultCollate>
+class DataLoaderOptions {
+ public:
+  DataLoaderOptions() = default;
+  DataLoaderOptions(detail::LoaderSettings settings, Collate collate)
+      : settings_(std::move(settings)), collate_(std::move(collate)) {}
+
+  DataLoaderOptions& batch_size(std::optional<int64_t> value) { return set(&detail::LoaderSettings::batch_size, value); }
+  DataLoaderOptions& shuffle(bool value) { return set(&detail::LoaderSettings::shuffle, value); }
+  DataLoaderOptions& drop_last(bool value) { return set(&detail::LoaderSettings::drop_last, value); }
+  DataLoaderOptions& num_workers(int64_t value) { return set(&detail::LoaderSettings::num_workers, value); }
+  DataLoaderOptions& prefetch_factor(int64_t value) { return set(&detail::LoaderSettings::prefetch_factor, value); }
+  DataLoaderOptions& timeout(double seconds) { return set(&detail::LoaderSettings::timeout, seconds); }
+  DataLoaderOptions& pin_memory(bool value) { return set(&detail::LoaderSettings::pin_memory, value); }
+  DataLoaderOptions& seed(uint64_t value) { return set(&detail::LoaderSettings::seed, std::optional<uint64_t>(value)); }
+  DataLoaderOptions& sampler(std::shared_ptr<Sampler<>> value) {
+    return set(&detail::LoaderSettings::sampler, std::move(value));
+  }
+  DataLoaderOptions& batch_sampler(std::shared_ptr<BatchSamplerBase> value) {
+    return set(&detail::LoaderSettings::batch_sampler, std::move(value));
+  }
+  // The same options with another collate (and so another batch type).
+  template <class F>
+  DataLoaderOptions<std::decay_t<F>> collate(F&& f) const {
+    return DataLoaderOptions<std::decay_t<F>>(settings_, std::forward<F>(f));
+  }
+
+  std::optional<int64_t> batch_size() const { return settings_.batch_size; }
+  bool shuffle() const { return settings_.shuffle; }
+  bool drop_last() const { return settings_.drop_last; }
+  int64_t num_workers() const { return settings_.num_workers; }
+  int64_t prefetch_factor() const { return settings_.prefetch_factor; }
+  double timeout() const { return settings_.timeout; }
+  bool pin_memory() const { return settings_.pin_memory; }
+  std::optional<uint64_t> seed() const { return settings_.seed; }
+  const std::shared_ptr<Sampler<>>& sampler() const { return settings_.sampler; }
+  const std::shared_ptr<BatchSamplerBase>& batch_sampler() const { return settings_.batch_sampler; }
+  const Collate& collate() const { return collate_; }
+  const detail::LoaderSettings& settings() const { return settings_; }
+
+ private:
+  template <class T, class V>
+  DataLoaderOptions& set(T detail::LoaderSettings::*field, V&& value) {
+    settings_.*field = std::forward<V>(value);
+    return *this;
+  }
+  detail::LoaderSettings settings_;
+  Collate collate_{};
+};
+
+namespace detail {
+
+// PyTorch's option checks and messages (DataLoader.__init__).
+void check_loader_options(const LoaderSettings& settings, bool iterable_dataset);
+// The generator state epoch `epoch` shuffles with (Note [DataLoader epoch order]).
+GeneratorState shuffle_state(uint64_t seed, uint64_t epoch);
+uint64_t draw_seed();
+[[noreturn]] void throw_sample_error(std::optional<size_t> worker, size_t index, const char* what);
+[[noreturn]] void throw_batch_error(std::optional<size_t> worker, size_t batch, const std::vector<size_t>& indices,
+                                    const char* what);
+[[noreturn]] void throw_stream_error(size_t sample, const char* what);
+[[noreturn]] void throw_loader_error(const std::string& message);
+
+// Threads that run tasks 0 .. num_tasks-1 in order of dispatch, at most
+// max_ahead past the one the consumer waits for; the consumer takes results in
+// task order with wait(). The destructor stops and joins the threads (a task
+// in progress sees `stop` and may return early).
+class WorkerPool {
+ public:
+  using Task = std::function<void(size_t task, size_t worker, const std::atomic<bool>& stop)>;
+  WorkerPool(size_t num_workers, size_t num_tasks, size_t max_ahead, Task task);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  // Blocks until `task` has run (tasks before it count as consumed); rethrows
+  // its exception; throws PyTorch's timeout error after timeout_seconds > 0.
+  void wait(size_t task, double timeout_seconds);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Epochs and the position inside the current one, for state_dict and resume.
+class EpochTracker {
+ public:
+  struct Start {
+    uint64_t epoch;
+    size_t skip;             // batches already delivered before a save
+    nlohmann::json sampler;  // the sampler state to restore first; null when fresh
+  };
+  // The epoch the next iteration plays: a pending resume point, else the next one.
+  Start next_start();
+  void begun(uint64_t run, uint64_t epoch, size_t position, std::optional<size_t> total, nlohmann::json sampler);
+  void delivered(uint64_t run, size_t position);
+  void exhausted(uint64_t run);
+  nlohmann::json state_dict(uint64_t seed, const nlohmann::json& next_sampler_state) const;
+  // Returns the saved seed; `total_batches` bounds the position when known.
+  uint64_t load_state_dict(const nlohmann::json& state, std::optional<size_t> total_batches);
+
+ private:
+  uint64_t next_epoch_ = 0;
+  std::optional<Start> resume_;
+  uint64_t run_ = 0;  // the iteration whose progress counts
+  bool active_ = false;
+  uint64_t epoch_ = 0;
+  size_t position_ = 0;
+  std::optional<size_t> total_;
+  bool exhausted_ = false;
+  nlohmann::json sampler_;
+};
+
+template <class D>
+struct ExampleOf;
+template <MapStyleDataset D>
+struct ExampleOf<D> {
+  using type = std::decay_t<decltype(std::declval<D&>().get(size_t{}))>;
+};
+template <StreamDataset D>
+struct ExampleOf<D> {
+  using type = typename std::decay_t<decltype(std::declval<D&>().next())>::value_type;
+};
+
+}  // namespace detail
+
+// Note [DataLoader epoch order]
+// Every begin() starts a new epoch (0, 1, 2, ...). With shuffle, epoch e's
+// order is randperm(n, g) for a Generator g with state {seed, offset e * 2^40}:
+// each epoch reads its own stretch of the seed's Philox stream (a permutation
+// of n uses about n/2 blocks, far fewer than 2^40), so the order depends on
+// (seed, e) only: not on num_workers, nor on what ran before. A user's sampler
+// draws from its own generator as it would in PyTorch; the loader records the
+// sampler's state_dict() when an epoch starts, so resuming can draw the same
+// order again. Batches are then cut from that order, fetched by the workers
+// and delivered in it.
+//
+// state_dict() = {"seed", "epoch", "position", "sampler"}: the epoch in
+// progress and the batches of it already delivered (inside the loop body of
+// the k-th batch, position is k), or the next epoch with position 0 when the
+// current one is complete. load_state_dict() makes the next begin() resume
+// that epoch with the remaining batches, exactly those an uninterrupted run
+// would have yielded; a stream dataset is reset() and read past the delivered
+// samples.
+template <class DatasetT, class Collate = DefaultCollate>
+  requires MapStyleDataset<DatasetT> || StreamDataset<DatasetT>
+class DataLoader {
+ public:
+  using DatasetType = DatasetT;
+  using ExampleType = typename detail::ExampleOf<DatasetT>::type;
+  using BatchType = std::decay_t<std::invoke_result_t<const Collate&, std::vector<ExampleType>>>;
+  static constexpr bool kIterable = StreamDataset<DatasetT>;
+
+ private:
+  struct Core;
+  class Run;
+
+ public:
+  DataLoader(std::shared_ptr<DatasetT> dataset, DataLoaderOptions<Collate> options = {})
+      : core_(std::make_shared<Core>(std::move(dataset), std::move(options))) {}
+  // A dataset held by value (moved into a shared_ptr the loader keeps).
+  template <class V>
+    requires std::same_as<std::decay_t<V>, DatasetT>
+  explicit DataLoader(V&& dataset, DataLoaderOptions<Collate> options = {})
+      : DataLoader(std::make_shared<DatasetT>(std::forward<V>(dataset)), std::move(options)) {}
+  DataLoader(DataLoader&&) noexcept = default;
+  DataLoader& operator=(DataLoader&&) noexcept = default;
+
+  class Iterator;
+  // Starts the next epoch (or resumes a loaded one) and fetches its first batch.
+  Iterator begin() {
+    auto run = std::make_shared<Run>(core_);
+    run->advance();
+    return Iterator(std::move(run));
+  }
+  Iterator end() const { return Iterator(); }
+
+  // The number of batches an epoch yields (len(DataLoader)). A stream dataset
+  // needs a size() of its own for this.
+  size_t size() const { return core_->batches_per_epoch(); }
+
+  nlohmann::json state_dict() const {
+    return core_->tracker.state_dict(core_->seed, kIterable ? nlohmann::json::object() : core_->batch_sampler->state_dict());
+  }
+  void load_state_dict(const nlohmann::json& state) {
+    std::optional<size_t> total;
+    if constexpr (!kIterable) total = size();
+    core_->seed = core_->tracker.load_state_dict(state, total);
+  }
+
+  const std::shared_ptr<DatasetT>& dataset() const { return core_->dataset; }
+  const detail::LoaderSettings& options() const { return core_->settings; }
+  uint64_t seed() const { return core_->seed; }
+  // The batches of an epoch (map-style): the user's batch sampler, or a
+  // BatchSampler over the sampler (batch size 1 without automatic batching).
+  const std::shared_ptr<BatchSamplerBase>& batch_sampler() const { return core_->batch_sampler; }
+
+  // An input iterator; copies share one iteration, which stops its workers
+  // when the last copy goes (an abandoned loop joins them cleanly).
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = BatchType;
+    using difference_type = std::ptrdiff_t;
+    using pointer = BatchType*;
+    using reference = BatchType&;
+
+    Iterator() = default;
+    reference operator*() const {
+      if (at_end()) detail::throw_loader_error("DataLoader: dereferencing an iterator at the end");
+      return *run_->current;
+    }
+    pointer operator->() const { return &**this; }
+    Iterator& operator++() {
+      if (at_end()) detail::throw_loader_error("DataLoader: incrementing an iterator at the end");
+      run_->advance();
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const Iterator& a, const Iterator& b) {
+      if (a.at_end() || b.at_end()) return a.at_end() && b.at_end();
+      return a.run_ == b.run_;
+    }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(std::shared_ptr<Run> run) : run_(std::move(run)) {}
+    bool at_end() const { return run_ == nullptr || !run_->current.has_value(); }
+    std::shared_ptr<Run> run_;
+  };
+
+ private:
+  static constexpr bool kHasConvert = requires(const Collate& c, ExampleType e) {
+    { c.convert(std::move(e)) } -> std::convertible_to<BatchType>;
+  };
+  static constexpr bool kCanConvert = kHasConvert || std::is_invocable_r_v<BatchType, const Collate&, ExampleType>;
+
+  struct Core {
+    Core(std::shared_ptr<DatasetT> data, DataLoaderOptions<Collate> options)
+        : dataset(std::move(data)), settings(options.settings()), collate(options.collate()) {
+      if (dataset == nullptr) detail::throw_loader_error("DataLoader: the dataset is null");
+      detail::check_loader_options(settings, kIterable);
+      batching = settings.batch_size.has_value() || settings.batch_sampler != nullptr;
+      if (!batching && !kCanConvert)
+        detail::throw_loader_error(
+            "DataLoader: batch_size=None turns automatic batching off, which needs a collate that takes one sample "
+            "(a convert(sample) member or a call with one sample)");
+      seed = settings.seed ? *settings.seed : detail::draw_seed();
+      if constexpr (!kIterable) {
+        std::shared_ptr<Sampler<>> sampler = settings.sampler;
+        if (!sampler && settings.shuffle) {
+          shuffle_generator = Generator(seed);
+          sampler = std::make_shared<RandomSampler>(dataset->size(), false, std::nullopt, *shuffle_generator);
+        } else if (!sampler) {
+          sampler = std::make_shared<SequentialSampler>(dataset->size());
+        }
+        batch_sampler = settings.batch_sampler
+                            ? settings.batch_sampler
+                            : std::make_shared<BatchSampler>(sampler, settings.batch_size.value_or(1),
+                                                             settings.batch_size ? settings.drop_last : false);
+      }
+    }
+
+    size_t batches_per_epoch() const {
+      if constexpr (!kIterable) {
+        return batch_sampler->size();
+      } else if constexpr (requires(const DatasetT& d) { { d.size() } -> std::convertible_to<size_t>; }) {
+        const size_t n = dataset->size();
+        if (!batching) return n;
+        const auto b = static_cast<size_t>(*settings.batch_size);
+        return settings.drop_last ? n / b : (n + b - 1) / b;
+      } else {
+        detail::throw_loader_error("DataLoader: size() needs a dataset with a size(), and this stream has none");
+      }
+    }
+
+    std::shared_ptr<DatasetT> dataset;
+    detail::LoaderSettings settings;
+    Collate collate;
+    bool batching = true;
+    uint64_t seed = 0;
+    std::optional<Generator> shuffle_generator;
+    std::shared_ptr<BatchSamplerBase> batch_sampler;
+    detail::EpochTracker tracker;
+    uint64_t runs = 0;
+  };
+
+  // One pass over an epoch: its batch plan, the worker pool and the batch in hand.
+  class Run {
+   public:
+    explicit Run(std::shared_ptr<Core> core) : core_(std::move(core)), id_(++core_->runs) {
+      detail::EpochTracker::Start start = core_->tracker.next_start();
+      epoch_ = start.epoch;
+      if constexpr (kIterable) {
+        core_->dataset->reset();
+        const size_t per_batch = core_->batching ? static_cast<size_t>(*core_->settings.batch_size) : 1;
+        for (size_t i = 0; i < start.skip * per_batch && !finished_; ++i) finished_ = !read_next().has_value();
+        position_ = start.skip;
+        core_->tracker.begun(id_, epoch_, position_, std::nullopt, nlohmann::json::object());
+      } else {
+        if (!start.sampler.is_null()) core_->batch_sampler->load_state_dict(start.sampler);
+        if (core_->shuffle_generator) core_->shuffle_generator->set_state(detail::shuffle_state(core_->seed, epoch_));
+        nlohmann::json sampler_state = core_->batch_sampler->state_dict();
+        plan_ = core_->batch_sampler->indices();
+        if (start.skip > plan_.size())
+          detail::throw_loader_error("DataLoader.load_state_dict: position " + std::to_string(start.skip) +
+                                     " is past the end of epoch " + std::to_string(epoch_) + " (" +
+                                     std::to_string(plan_.size()) + " batches)");
+        position_ = start.skip;
+        base_ = start.skip;
+        core_->tracker.begun(id_, epoch_, position_, plan_.size(), std::move(sampler_state));
+        const auto workers = static_cast<size_t>(core_->settings.num_workers);
+        if (workers > 0 && position_ < plan_.size()) {
+          slots_.resize(plan_.size());
+          pool_ = std::make_unique<detail::WorkerPool>(
+              workers, plan_.size() - position_, workers * static_cast<size_t>(core_->settings.prefetch_factor),
+              [this](size_t task, size_t worker, const std::atomic<bool>& stop) {
+                slots_[base_ + task] = fetch(base_ + task, worker, &stop);
+              });
+        }
+      }
+    }
+    ~Run() { pool_.reset(); }  // joins the workers before the slots they write go
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
+
+    // Moves to the next batch, or past the end.
+    void advance() {
+      current.reset();
+      try {
+        if constexpr (kIterable) {
+          advance_stream();
+        } else {
+          if (position_ >= plan_.size()) {
+            pool_.reset();
+            return;
+          }
+          if (pool_) {
+            pool_->wait(position_ - base_, core_->settings.timeout);
+            current = std::move(*slots_[position_]);
+            slots_[position_].reset();
+          } else {
+            current = std::move(*fetch(position_, std::nullopt, nullptr));
+          }
+          ++position_;
+          core_->tracker.delivered(id_, position_);
+        }
+      } catch (...) {
+        current.reset();
+        pool_.reset();
+        plan_.clear();
+        finished_ = true;
+        throw;
+      }
+    }
+
+    std::optional<BatchType> current;
+
+   private:
+    std::optional<BatchType> fetch(size_t batch, std::optional<size_t> worker, const std::atomic<bool>* stop) {
+      const std::vector<size_t>& indices = plan_[batch];
+      std::vector<ExampleType> samples;
+      samples.reserve(indices.size());
+      for (size_t index : indices) {
+        if (stop != nullptr && stop->load()) return std::nullopt;
+        try {
+          samples.push_back(core_->dataset->get(index));
+        } catch (const std::exception& e) {
+          detail::throw_sample_error(worker, index, e.what());
+        } catch (...) {
+          detail::throw_sample_error(worker, index, "an exception that is not a std::exception");
+        }
+      }
+      return make_batch(std::move(samples), worker, batch, indices);
+    }
+
+    BatchType make_batch(std::vector<ExampleType>&& samples, std::optional<size_t> worker, size_t batch,
+                         const std::vector<size_t>& indices) {
+      try {
+        if (!core_->batching) return convert(std::move(samples.front()));
+        return core_->collate(std::move(samples));
+      } catch (const std::exception& e) {
+        detail::throw_batch_error(worker, batch, indices, e.what());
+      } catch (...) {
+        detail::throw_batch_error(worker, batch, indices, "an exception that is not a std::exception");
+      }
+    }
+
+    BatchType convert(ExampleType&& sample) {
+      if constexpr (kHasConvert) return core_->collate.convert(std::move(sample));
+      else if constexpr (kCanConvert) return core_->collate(std::move(sample));
+      else detail::throw_loader_error("DataLoader: this collate cannot convert a single sample");
+    }
+
+    std::optional<ExampleType> read_next() {
+      try {
+        auto sample = core_->dataset->next();
+        if (sample.has_value()) ++samples_read_;
+        return sample;
+      } catch (const std::exception& e) {
+        detail::throw_stream_error(samples_read_, e.what());
+      } catch (...) {
+        detail::throw_stream_error(samples_read_, "an exception that is not a std::exception");
+      }
+    }
+
+    void advance_stream() {
+      if (finished_) return;
+      const size_t want = core_->batching ? static_cast<size_t>(*core_->settings.batch_size) : 1;
+      std::vector<ExampleType> samples;
+      samples.reserve(want);
+      while (samples.size() < want) {
+        std::optional<ExampleType> sample = read_next();
+        if (!sample) break;
+        samples.push_back(std::move(*sample));
+      }
+      if (samples.empty() || (core_->batching && core_->settings.drop_last && samples.size() < want)) {
+        finished_ = true;
+        core_->tracker.exhausted(id_);
+        return;
+      }
+      const std::vector<size_t> indices;
+      current = make_batch(std::move(samples), std::nullopt, position_, indices);
+      ++position_;
+      core_->tracker.delivered(id_, position_);
+    }
+
+    std::shared_ptr<Core> core_;
+    uint64_t id_;
+    uint64_t epoch_ = 0;
+    std::vector<std::vector<size_t>> plan_;
+    size_t position_ = 0;  // the next batch to deliver (batches delivered so far)
+    size_t base_ = 0;      // the first batch of this run (after a resume's skip)
+    size_t samples_read_ = 0;
+    bool finished_ = false;
+    std::vector<std::optional<BatchType>> slots_;
+    std::unique_ptr<detail::WorkerPool> pool_;
+  };
+
+  std::shared_ptr<Core> core_;
+};
+
+template <class D, class C>
+DataLoader(std::shared_ptr<D>, DataLoaderOptions<C>) -> DataLoader<D, C>;
+template <class D>
+DataLoader(std::shared_ptr<D>) -> DataLoader<D>;
+template <class D, class C>
+DataLoader(D, DataLoaderOptions<C>) -> DataLoader<D, C>;
+template <class D>
+DataLoader(D) -> DataLoader<D>;
+
+// libtorch's spelling: auto loader = make_data_loader(dataset, options).
+template <class D, class C = DefaultCollate>
+auto make_data_loader(std::shared_ptr<D> dataset, DataLoaderOptions<C> options = {}) {
+  return DataLoader<D, C>(std::move(dataset), std::move(options));
+}
+template <class D, class C = DefaultCollate>
+auto make_data_loader(D dataset, DataLoaderOptions<C> options = {}) {
+  return DataLoader<D, C>(std::move(dataset), std::move(options));
+}
+
+}  // namespace gradiens::data

@@ -1,0 +1,392 @@
+// The recurrent cells of nn::functional, the fused LSTM/GRU pointwise ops with
+// their own backward, and split_rows; the multi-output node they share.
+#include "nn/functional/rnn.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "engine/autograd/function.h"
+#include "engine/dims.h"
+#include "engine/functions.h"
+#include "kernels/cpu/vector_math.h"
+#include "kernels/error.h"
+#include "kernels/scalar_type.h"
+
+namespace gradiens::nn::functional {
+
+namespace {
+
+using kernels::cpu::UnaryMath;
+using kernels::cpu::unary_math;
+
+// Note [Multi-output ops]
+// apply<Op> records ops with one output. An LSTM step has two (h', c'), and
+// split_rows one per piece; recording each output as its own op would make
+// every backward rebuild the whole input. MultiOutputNode is apply<Op>'s node
+// for an Op whose forward returns several tensors: output k gets output_nr k,
+// and Op::backward receives one gradient per output (undefined where none
+// arrived). These ops have no forward-mode formula: a dual input is an error
+// rather than a result silently without tangent.
+template <class Op>
+class MultiOutputNode final : public Node {
+ public:
+  std::string_view name() const override { return Op::name; }
+  GradList apply(GradList&& grads) override {
+    grads.resize(num_forward_outputs);
+    return Op::backward(ctx, grads);
+  }
+  void release_variables() override { ctx.release(); }
+  Ctx ctx;
+  size_t num_forward_outputs = 0;
+};
+
+template <class Op, class... Args>
+std::vector<Tensor> apply_multi(const Args&... args) {
+  GD_CHECK(!detail::forward_ad_enabled() || !(detail::has_tangent_arg(args) || ...),
+           fmt::format("Trying to use forward AD with {} that does not support it", Op::name));
+  if (!GradMode::is_enabled() || !(detail::requires_grad_arg(args) || ...)) {
+    Ctx ctx;
+    return Op::forward(ctx, args...);
+  }
+  auto node = std::make_shared<MultiOutputNode<Op>>();
+  Ctx& ctx = node->ctx;
+  ctx.set_recording(true);
+  ctx.set_owner(node.get());
+  (detail::add_edge_arg(*node, ctx, /*dual=*/false, args), ...);
+  std::vector<Tensor> outputs;
+  {
+    AutoGradMode no_grad(false);
+    outputs = Op::forward(ctx, args...);
+  }
+  for (Tensor& out : outputs) {
+    const uint32_t output_nr = node->add_input_metadata(out);
+    TensorImpl* impl = out.impl();
+    impl->requires_grad = true;
+    impl->grad_fn = node;
+    impl->output_nr = output_nr;
+  }
+  node->num_forward_outputs = outputs.size();
+  if (detail::anomaly_mode_enabled()) detail::record_anomaly_context(*node);
+  return outputs;
+}
+
+struct SplitRows {
+  static constexpr std::string_view name = "SplitWithSizesBackward0";
+  static std::vector<Tensor> forward(Ctx& ctx, const Tensor& x, const std::vector<int64_t>& sizes) {
+    ctx.shape = x.sizes().dims();
+    ctx.ints = DimVector(sizes.begin(), sizes.end());
+    std::vector<Tensor> pieces;
+    pieces.reserve(sizes.size());
+    int64_t offset = 0;
+    for (int64_t size : sizes) {
+      pieces.push_back(x.narrow(0, offset, size));
+      offset += size;
+    }
+    return pieces;
+  }
+  // Differentiable: cat's backward narrows the gradient back into pieces.
+  static GradList backward(Ctx& ctx, const GradList& grads) {
+    TensorOptions options;
+    for (const Tensor& g : grads)
+      if (g.defined()) options = g.options();
+    std::vector<Tensor> parts;
+    DimVector piece_shape = ctx.shape;
+    int64_t missing_rows = 0;  // consecutive pieces without a gradient become one zero block
+    auto flush_missing = [&] {
+      if (missing_rows == 0) return;
+      piece_shape[0] = missing_rows;
+      parts.push_back(zeros(piece_shape, options));
+      missing_rows = 0;
+    };
+    for (size_t i = 0; i < ctx.ints.size(); ++i) {
+      if (grads[i].defined()) {
+        flush_missing();
+        parts.push_back(grads[i]);
+      } else {
+        missing_rows += ctx.ints[i];
+      }
+    }
+    flush_missing();
+    return {parts.size() == 1 ? parts[0] : cat(parts, 0)};
+  }
+};
+
+// Note [Fused cell backward]
+// The fused cells save what their one-pass backward kernel needs (the gate
+// activations, tanh(c')) as extras, and their inputs as saved variables. A
+// backward that is not itself recorded (no create_graph) runs the kernel; under
+// create_graph it evaluates the same formulas with differentiable ops
+// (sigmoid_backward, tanh_backward, ...) from the saved inputs, so every
+// higher derivative exists. float16/bfloat16 always take the second path.
+
+bool has_fused_kernel(const Tensor& t) { return t.dtype() == kFloat32 || t.dtype() == kFloat64; }
+
+struct LstmCellPointwise {
+  static constexpr std::string_view name = "LstmCellPointwiseBackward0";
+  static std::vector<Tensor> forward(Ctx& ctx, const Tensor& gates_in, const Tensor& cx_in) {
+    const int64_t batch = gates_in.size(0), hidden = cx_in.size(1);
+    ctx.save_for_backward(gates_in, cx_in);
+    if (!has_fused_kernel(gates_in)) {
+      auto [h, c] = composite(gates_in, cx_in);
+      return {h, c};
+    }
+    const Tensor gates = gates_in.contiguous(), cx = cx_in.contiguous();
+    Tensor act = empty({batch, 4 * hidden}, gates.options());
+    Tensor h = empty({batch, hidden}, gates.options()), c = empty({batch, hidden}, gates.options());
+    Tensor tc = empty({batch, hidden}, gates.options());
+    dispatch_floating(gates.dtype(), "lstm_cell", [&]<class T>() {
+      const T* gp = gates.data_ptr<T>();
+      const T* cp = cx.data_ptr<T>();
+      T *ap = act.data_ptr<T>(), *hp = h.data_ptr<T>(), *cn = c.data_ptr<T>(), *tp = tc.data_ptr<T>();
+      const int64_t H = hidden;
+      for (int64_t b = 0; b < batch; ++b) {
+        const T* g = gp + b * 4 * H;
+        T* a = ap + b * 4 * H;
+        unary_math(UnaryMath::Sigmoid, g, a, 2 * H);  // i, f
+        unary_math(UnaryMath::Tanh, g + 2 * H, a + 2 * H, H);
+        unary_math(UnaryMath::Sigmoid, g + 3 * H, a + 3 * H, H);
+        const T* cprev = cp + b * H;
+        T* crow = cn + b * H;
+        for (int64_t j = 0; j < H; ++j) crow[j] = a[H + j] * cprev[j] + a[j] * a[2 * H + j];
+        unary_math(UnaryMath::Tanh, crow, tp + b * H, H);
+        for (int64_t j = 0; j < H; ++j) hp[b * H + j] = a[3 * H + j] * tp[b * H + j];
+      }
+    });
+    if (ctx.is_recording()) ctx.extra = {act, tc};
+    return {h, c};
+  }
+
+  static GradList backward(Ctx& ctx, const GradList& grads) {
+    auto [gates, cx] = ctx.saved<2>();
+    const Tensor& dh = grads[0];
+    const Tensor& dc = grads[1];
+    if (GradMode::is_enabled() || ctx.extra.empty()) return differentiable_backward(gates, cx, dh, dc);
+    const Tensor act = ctx.extra[0], tc = ctx.extra[1];
+    const Tensor cprev = cx.contiguous();
+    const Tensor dh_c = dh.defined() ? dh.contiguous() : Tensor(), dc_c = dc.defined() ? dc.contiguous() : Tensor();
+    const int64_t batch = act.size(0), H = tc.size(1);
+    Tensor dgates = empty({batch, 4 * H}, act.options());
+    Tensor dcx = empty({batch, H}, act.options());
+    dispatch_floating(act.dtype(), "lstm_cell_backward", [&]<class T>() {
+      const T *ap = act.data_ptr<T>(), *tp = tc.data_ptr<T>(), *cp = cprev.data_ptr<T>();
+      const T* dhp = dh_c.defined() ? dh_c.data_ptr<T>() : nullptr;
+      const T* dcp = dc_c.defined() ? dc_c.data_ptr<T>() : nullptr;
+      T *dgp = dgates.data_ptr<T>(), *dcxp = dcx.data_ptr<T>();
+      for (int64_t b = 0; b < batch; ++b) {
+        const T* a = ap + b * 4 * H;
+        T* dg = dgp + b * 4 * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const int64_t k = b * H + j;
+          const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tp[k];
+          const T dhv = dhp ? dhp[k] : T(0), dcv = dcp ? dcp[k] : T(0);
+          const T dct = dcv + dhv * o * (T(1) - t * t);
+          dg[j] = dct * g * i * (T(1) - i);
+          dg[H + j] = dct * cp[k] * f * (T(1) - f);
+          dg[2 * H + j] = dct * i * (T(1) - g * g);
+          dg[3 * H + j] = dhv * t * o * (T(1) - o);
+          dcxp[k] = dct * f;
+        }
+      }
+    });
+    return {dgates, ctx.needs_input_grad(1) ? dcx : Tensor()};
+  }
+
+  static std::tuple<Tensor, Tensor> composite(const Tensor& gates, const Tensor& cx) {
+    std::vector<Tensor> chunks = gates.chunk(4, 1);
+    Tensor c = sigmoid(chunks[1]) * cx + sigmoid(chunks[0]) * tanh(chunks[2]);
+    return {sigmoid(chunks[3]) * tanh(c), c};
+  }
+
+  static GradList differentiable_backward(const Tensor& gates, const Tensor& cx, const Tensor& dh, const Tensor& dc) {
+    std::vector<Tensor> chunks = gates.chunk(4, 1);
+    Tensor i = sigmoid(chunks[0]), f = sigmoid(chunks[1]), g = tanh(chunks[2]), o = sigmoid(chunks[3]);
+    Tensor tc = tanh(f * cx + i * g);
+    Tensor dct = dc.defined() ? dc : Tensor();
+    if (dh.defined()) {
+      Tensor through_h = tanh_backward(dh * o, tc);
+      dct = dct.defined() ? dct + through_h : through_h;
+    }
+    Tensor d_o = dh.defined() ? sigmoid_backward(dh * tc, o) : zeros_like(o);
+    Tensor dgates = cat({sigmoid_backward(dct * g, i), sigmoid_backward(dct * cx, f), tanh_backward(dct * i, g), d_o}, 1);
+    return {dgates, dct * f};
+  }
+};
+
+struct GruCellPointwise {
+  static constexpr std::string_view name = "GruCellPointwiseBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& gi_in, const Tensor& gh_in, const Tensor& hx_in) {
+    const int64_t batch = gi_in.size(0), hidden = hx_in.size(1);
+    ctx.save_for_backward(gi_in, gh_in, hx_in);
+    if (!has_fused_kernel(gi_in)) return composite(gi_in, gh_in, hx_in);
+    const Tensor gi = gi_in.contiguous(), gh = gh_in.contiguous(), hx = hx_in.contiguous();
+    Tensor act = empty({batch, 3 * hidden}, gi.options());
+    Tensor h = empty({batch, hidden}, gi.options());
+    dispatch_floating(gi.dtype(), "gru_cell", [&]<class T>() {
+      const T *ip = gi.data_ptr<T>(), *hp = gh.data_ptr<T>(), *xp = hx.data_ptr<T>();
+      T *ap = act.data_ptr<T>(), *out = h.data_ptr<T>();
+      const int64_t H = hidden;
+      for (int64_t b = 0; b < batch; ++b) {
+        const T *x = ip + b * 3 * H, *y = hp + b * 3 * H;
+        T* a = ap + b * 3 * H;
+        for (int64_t j = 0; j < 2 * H; ++j) a[j] = y[j] + x[j];
+        unary_math(UnaryMath::Sigmoid, a, a, 2 * H);  // r, z
+        for (int64_t j = 0; j < H; ++j) a[2 * H + j] = x[2 * H + j] + y[2 * H + j] * a[j];
+        unary_math(UnaryMath::Tanh, a + 2 * H, a + 2 * H, H);  // n
+        for (int64_t j = 0; j < H; ++j) {
+          const T n = a[2 * H + j];
+          out[b * H + j] = (xp[b * H + j] - n) * a[H + j] + n;
+        }
+      }
+    });
+    if (ctx.is_recording()) ctx.extra = {act};
+    return h;
+  }
+
+  static GradList backward(Ctx& ctx, const Tensor& grad) {
+    auto [gi, gh, hx] = ctx.saved<3>();
+    if (GradMode::is_enabled() || ctx.extra.empty()) return differentiable_backward(gi, gh, hx, grad);
+    const Tensor act = ctx.extra[0];
+    const Tensor ghc = gh.contiguous(), hxc = hx.contiguous(), g = grad.contiguous();
+    const int64_t batch = act.size(0), H = hxc.size(1);
+    Tensor dgi = empty({batch, 3 * H}, act.options()), dgh = empty({batch, 3 * H}, act.options());
+    Tensor dhx = empty({batch, H}, act.options());
+    dispatch_floating(act.dtype(), "gru_cell_backward", [&]<class T>() {
+      const T *ap = act.data_ptr<T>(), *yp = ghc.data_ptr<T>(), *xp = hxc.data_ptr<T>(), *gp = g.data_ptr<T>();
+      T *dip = dgi.data_ptr<T>(), *dhp = dgh.data_ptr<T>(), *dxp = dhx.data_ptr<T>();
+      for (int64_t b = 0; b < batch; ++b) {
+        const T* a = ap + b * 3 * H;
+        T *di = dip + b * 3 * H, *dhh = dhp + b * 3 * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const int64_t k = b * H + j;
+          const T r = a[j], z = a[H + j], n = a[2 * H + j], gv = gp[k];
+          const T dn = gv * (T(1) - z) * (T(1) - n * n);
+          const T dz = gv * (xp[k] - n) * z * (T(1) - z);
+          const T dr = dn * yp[b * 3 * H + 2 * H + j] * r * (T(1) - r);
+          di[j] = dr;
+          di[H + j] = dz;
+          di[2 * H + j] = dn;
+          dhh[j] = dr;
+          dhh[H + j] = dz;
+          dhh[2 * H + j] = dn * r;
+          dxp[k] = gv * z;
+        }
+      }
+    });
+    return {dgi, dgh, ctx.needs_input_grad(2) ? dhx : Tensor()};
+  }
+
+  // h' = (h - n) * z + n, in ATen's order of operations.
+  static Tensor composite(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
+    std::vector<Tensor> ic = gi.chunk(3, 1), hc = gh.chunk(3, 1);
+    Tensor r = sigmoid(hc[0] + ic[0]), z = sigmoid(hc[1] + ic[1]);
+    Tensor n = tanh(ic[2] + hc[2] * r);
+    return (hx - n) * z + n;
+  }
+
+  static GradList differentiable_backward(const Tensor& gi, const Tensor& gh, const Tensor& hx, const Tensor& grad) {
+    std::vector<Tensor> ic = gi.chunk(3, 1), hc = gh.chunk(3, 1);
+    Tensor r = sigmoid(hc[0] + ic[0]), z = sigmoid(hc[1] + ic[1]);
+    Tensor n = tanh(ic[2] + hc[2] * r);
+    Tensor dn = tanh_backward(grad * (1 - z), n);
+    Tensor dz = sigmoid_backward(grad * (hx - n), z);
+    Tensor dr = sigmoid_backward(dn * hc[2], r);
+    return {cat({dr, dz, dn}, 1), cat({dr, dz, dn * r}, 1), grad * z};
+  }
+};
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  Tensor y = x.matmul(w.t());
+  return b.defined() ? y + b : y;
+}
+
+// ATen's check_rnn_cell_forward_input / check_rnn_cell_forward_hidden, which
+// report size(1) (the feature size of a 2-D tensor).
+int64_t size_or_zero(const Tensor& t, int64_t dim) { return t.dim() > dim ? t.size(dim) : 0; }
+
+void check_cell_input(const Tensor& input, int64_t input_size) {
+  GD_CHECK(input.dim() == 2 && input.size(1) == input_size,
+           fmt::format("input has inconsistent input_size: got {} expected {}", size_or_zero(input, 1), input_size));
+}
+
+void check_cell_hidden(const Tensor& input, const Tensor& hx, int64_t hidden_size, int hidden_label) {
+  GD_CHECK(size_or_zero(input, 0) == size_or_zero(hx, 0),
+           fmt::format("Input batch size {} doesn't match hidden{} batch size {}", size_or_zero(input, 0),
+                       hidden_label, size_or_zero(hx, 0)));
+  GD_CHECK(size_or_zero(hx, 1) == hidden_size,
+           fmt::format("hidden{} has inconsistent hidden_size: got {}, expected {}", hidden_label,
+                       size_or_zero(hx, 1), hidden_size));
+  GD_CHECK(hx.dim() == 2, fmt::format("hidden{} must be 2-D like the input, got a {}-D tensor", hidden_label,
+                                      hx.dim()));
+}
+
+Tensor rnn_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                const Tensor& b_hh, bool use_tanh) {
+  check_cell_input(input, w_ih.size(1));
+  check_cell_hidden(input, hx, w_hh.size(1), 0);
+  Tensor pre = linear(input, w_ih, b_ih) + linear(hx, w_hh, b_hh);
+  return use_tanh ? tanh(pre) : relu(pre);
+}
+
+void check_pointwise(const Tensor& gates, const Tensor& hx, int64_t chunks, std::string_view op) {
+  GD_CHECK(gates.dim() == 2 && hx.dim() == 2 && gates.size(0) == hx.size(0) && gates.size(1) == chunks * hx.size(1),
+           fmt::format("{}: expected gates [B, {} * H] and a state [B, H], got {} and {}", op, chunks,
+                       shape_to_string(gates.sizes()), shape_to_string(hx.sizes())));
+  GD_CHECK(gates.dtype() == hx.dtype(), fmt::format("{}: expected gates and state of one dtype, got {} and {}", op,
+                                                    legacy_tensor_type_name(gates.dtype()),
+                                                    legacy_tensor_type_name(hx.dtype())));
+}
+
+}  // namespace
+
+std::vector<Tensor> split_rows(const Tensor& x, const std::vector<int64_t>& sizes) {
+  GD_CHECK(x.dim() >= 1, "split_rows expects at least a 1-dimensional tensor");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    GD_CHECK(s >= 0, fmt::format("split_rows: sizes must be non-negative, got {}", s));
+    total += s;
+  }
+  GD_CHECK(total == x.size(0), fmt::format("split_with_sizes expects split_sizes to sum exactly to {} (input tensor's "
+                                           "size at dimension 0), but got a sum of {}",
+                                           x.size(0), total));
+  return apply_multi<SplitRows>(x, sizes);
+}
+
+std::tuple<Tensor, Tensor> lstm_cell_pointwise(const Tensor& gates, const Tensor& cx) {
+  check_pointwise(gates, cx, 4, "lstm_cell");
+  std::vector<Tensor> out = apply_multi<LstmCellPointwise>(gates, cx);
+  return {out[0], out[1]};
+}
+
+Tensor gru_cell_pointwise(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& hx) {
+  check_pointwise(input_gates, hx, 3, "gru_cell");
+  check_pointwise(hidden_gates, hx, 3, "gru_cell");
+  return apply<GruCellPointwise>(input_gates, hidden_gates, hx);
+}
+
+Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih, const Tensor& b_hh) {
+  return rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, /*use_tanh=*/true);
+}
+
+Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih, const Tensor& b_hh) {
+  return rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh, /*use_tanh=*/false);
+}
+
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
+                                     const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh) {
+  check_cell_input(input, w_ih.size(1));
+  check_cell_hidden(input, hx, w_hh.size(1), 0);
+  check_cell_hidden(input, cx, w_hh.size(1), 1);
+  return lstm_cell_pointwise(linear(hx, w_hh, b_hh) + linear(input, w_ih, b_ih), cx);
+}
+
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                const Tensor& b_hh) {
+  check_cell_input(input, w_ih.size(1));
+  check_cell_hidden(input, hx, w_hh.size(1), 0);
+  return gru_cell_pointwise(linear(input, w_ih, b_ih), linear(hx, w_hh, b_hh), hx);
+}
+
+}  // namespace gradiens::nn::functional
