@@ -14,6 +14,11 @@ namespace gradiens::optim {
 class AdamWOptions : public detail::AdamFamilyOptions<AdamWOptions> {
  public:
   AdamWOptions(double lr = 1e-3) : AdamFamilyOptions(lr, /*weight_decay=*/1e-2) {}
+  // API.md's AdamW(params, AdamOptions(lr)...): every field as given, weight_decay
+  // included (AdamOptions' default is 0; write AdamWOptions for AdamW's 1e-2).
+  AdamWOptions(const AdamOptions& o) : AdamFamilyOptions(o.lr(), o.weight_decay()) {
+    betas(o.betas()).eps(o.eps()).amsgrad(o.amsgrad()).maximize(o.maximize());
+  }
 };
 
 // The same entries as Adam's: "step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq".

@@ -341,6 +341,11 @@ TEST_CASE("optimizers: first steps match their closed forms") {
          return std::make_unique<AdamW>(std::vector<Tensor>{p}, AdamWOptions(lr).weight_decay(0));
        },
        [&](double p, double g) { return p - lr * g / (std::abs(g) + 1e-8); }},
+      // API.md spells AdamW's options AdamOptions: every field carries over (weight_decay 0 here).
+      {"AdamW (AdamOptions)", [&](const Tensor& p) {
+         return std::make_unique<AdamW>(std::vector<Tensor>{p}, AdamOptions(lr).betas({0.9, 0.999}));
+       },
+       [&](double p, double g) { return p - lr * g / (std::abs(g) + 1e-8); }},
       {"Adagrad", [&](const Tensor& p) { return std::make_unique<Adagrad>(std::vector<Tensor>{p}, AdagradOptions(lr)); },
        [&](double p, double g) { return p - lr * g / (std::abs(g) + 1e-10); }},
       {"RMSprop", [&](const Tensor& p) { return std::make_unique<RMSprop>(std::vector<Tensor>{p}, RMSpropOptions(lr)); },
