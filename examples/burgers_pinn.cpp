@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "examples/burgers_exact.h"
 #include "gradiens.h"
 #include "optim/adam.h"
@@ -136,38 +138,19 @@ double relative_l2(gd::nn::Sequential& net, const Evaluation& e) {
   return (predict(net, e.x, e.t) - e.exact).norm().item<double>() / e.exact_norm;
 }
 
-constexpr const char* kUsage =
-    "usage: burgers_pinn [--adam-steps N] [--lbfgs-iters N] [--seed S] [--threads T]\n"
-    "  defaults: 2000 Adam steps (lr 1e-3), up to 8000 L-BFGS iterations, seed 1234, 1 thread\n";
-
-[[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "burgers_pinn: %s\n%s", message.c_str(), kUsage);
-  std::exit(2);
-}
-
-int64_t parse_count(const std::string& flag, const std::string& value, int64_t lowest) {
-  char* end = nullptr;
-  long long parsed = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || parsed < lowest || parsed > 100000000)
-    usage_error(flag + " expects an integer >= " + std::to_string(lowest) + ", got '" + value + "'");
-  return parsed;
-}
-
+// Command line (CLI11): --adam-steps, --lbfgs-iters, --seed, --threads; --help lists them.
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage_error(arg + " needs a value");
-    std::string value = argv[++i];
-    if (arg == "--adam-steps") options.adam_steps = static_cast<int>(parse_count(arg, value, 0));
-    else if (arg == "--lbfgs-iters") options.lbfgs_iterations = static_cast<int>(parse_count(arg, value, 0));
-    else if (arg == "--seed") options.seed = static_cast<uint64_t>(parse_count(arg, value, 0));
-    else if (arg == "--threads") options.threads = static_cast<int>(parse_count(arg, value, 1));
-    else usage_error("unknown argument '" + arg + "'");
+  CLI::App app("Burgers PINN (Raissi et al. 2019) in float64: Adam, then L-BFGS", "burgers_pinn");
+  app.add_option("--adam-steps", options.adam_steps, "Adam steps (lr 1e-3)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lbfgs-iters", options.lbfgs_iterations, "L-BFGS iterations at most")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", options.seed, "seed of the data and the initial weights");
+  app.add_option("--threads", options.threads, "threads")->check(CLI::Range(1, 1024));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return options;
 }

@@ -159,10 +159,14 @@ class IntArrayRef {
   IntArrayRef(const int64_t* data, size_t size) : data_(data), size_(size) {}
   // Borrowing a braced list is safe for the call it is passed to, which is the
   // only way IntArrayRef is used (as a parameter).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   IntArrayRef(std::initializer_list<int64_t> list) : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
   template <size_t N>
   IntArrayRef(const SmallVector<int64_t, N>& v) : data_(v.data()), size_(v.size()) {}

@@ -299,7 +299,8 @@ struct ScaledProduct3 {
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
-    auto [a, b, c] = ctx.saved<3>();
+    const std::array<Tensor, 3> saved = ctx.saved<3>();
+    const Tensor &a = saved[0], &b = saved[1], &c = saved[2];  // named references: lambdas capture them
     const double s = ctx.real;
     if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && ctx.needs_input_grad(2) &&
         same_dense_layout({g, a, b, c})) {
@@ -349,7 +350,8 @@ struct TanhBackwardOp {
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
-    auto [grad, y] = ctx.saved<2>();
+    const std::array<Tensor, 2> saved = ctx.saved<2>();
+    const Tensor &grad = saved[0], &y = saved[1];  // named references: lambdas capture them
     if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) &&
         same_dense_layout({gg, grad, y})) {
       // Nothing records: both gradients in one pass over gg, grad and y, with the
