@@ -4,8 +4,8 @@
 // initial/boundary points and N_f = 10000 Latin-hypercube collocation points by Adam,
 // then L-BFGS, and scored by the relative L2 error against the Cole-Hopf solution.
 //   burgers_pinn [--adam-steps N] [--lbfgs-iters N] [--seed S] [--threads T]
-// The defaults end at a relative L2 error of 3.4e-4 (7500 L-BFGS iterations, 8905
-// evaluations, about 11 minutes on one core); the error wanders around 1e-3 on the way.
+// The defaults end at a relative L2 error of 3.7e-4 (7000 L-BFGS iterations, 8534
+// evaluations, about 10 minutes on one core); the error wanders around 1e-3 on the way.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
