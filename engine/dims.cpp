@@ -39,6 +39,13 @@ int64_t checked_numel(IntArrayRef sizes, std::string_view op) {
     GD_CHECK(!__builtin_mul_overflow(n, s, &n),
              fmt::format("{}{}shape {} has too many elements", op, op.empty() ? "" : ": ", shape_to_string(sizes)));
   }
+  // A shape with a zero dimension has no elements, but its contiguous strides are
+  // still the products of the other sizes: they must fit in int64 too.
+  int64_t span = 1;
+  for (int64_t s : sizes)
+    GD_CHECK(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span),
+             fmt::format("{}{}shape {} is too large: its strides overflow int64", op, op.empty() ? "" : ": ",
+                         shape_to_string(sizes)));
   return n;
 }
 

@@ -227,16 +227,24 @@ Tensor read_idx_from_bytes(std::string_view bytes, std::string_view name) {
   // division per step is enough).
   uint64_t numel = 1;
   bool overflow = false;
+  // An empty tensor's strides are still the products of its nonzero sizes.
+  uint64_t span = 1;
+  bool span_overflow = false;
+  const uint64_t int64_max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   for (size_t d = 0; d < ndims; ++d) {
     uint32_t size = big_endian_u32(dim_bytes.data() + 4 * d);
     sizes[d] = size;
-    if (size != 0 && numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / size) overflow = true;
+    if (size != 0 && numel > int64_max / size) overflow = true;
     numel *= size;
+    if (size != 0 && span > int64_max / size) span_overflow = true;
+    if (size != 0) span *= size;
   }
-  const uint64_t max_bytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  if (overflow || numel > max_bytes / type->file_size)
+  if (overflow || numel > int64_max / type->file_size)
     throw Error(fmt::format("{}: IDX dimensions [{}] overflow: more than 2^63 bytes of data", name,
                             fmt::join(sizes, ", ")));
+  if (span_overflow)
+    throw Error(fmt::format("{}: IDX dimensions [{}] are too large: a tensor of that shape has strides beyond 2^63",
+                            name, fmt::join(sizes, ", ")));
   const uint64_t data_bytes = numel * type->file_size;
   const auto describe = [&] {
     return fmt::format("IDX dimensions [{}] of {} ({} bytes each) need {} bytes of data", fmt::join(sizes, ", "),

@@ -137,6 +137,10 @@ TEST_CASE("read_idx rejects each kind of corrupt file with a message naming it")
        "f: IDX dimensions [4294967295, 4294967295, 2] overflow: more than 2^63 bytes of data"},
       {"overflow by element size", idx(0x0E, {0x80000000, 0x80000000}, ""),
        "f: IDX dimensions [2147483648, 2147483648] overflow: more than 2^63 bytes of data"},
+      // Found by fuzz_idx: no elements, but the strides of the other sizes overflow.
+      {"empty with overflowing strides", idx(0x08, {0, 0xffffffff, 0xffffffff, 2}, ""),
+       "f: IDX dimensions [0, 4294967295, 4294967295, 2] are too large: a tensor of that shape has strides beyond "
+       "2^63"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.kind);

@@ -204,3 +204,10 @@ TEST_CASE("in-place ops through a view of a tensor in the graph are refused") {
   buffer[0].add_(1);
   CHECK(values_of(buffer)[0] == 1);
 }
+
+TEST_CASE("a shape whose contiguous strides overflow is refused, even without elements") {
+  // [0, 2^32, 2^32]: no elements, but the stride of dim 0 would be 2^64.
+  CHECK(error_of([] { gd::empty({0, int64_t{1} << 32, int64_t{1} << 32}); }) ==
+        "empty: shape [0, 4294967296, 4294967296] is too large: its strides overflow int64");
+  CHECK(gd::empty({0, int64_t{1} << 31, int64_t{1} << 31}).numel() == 0);  // 2^62 fits
+}
