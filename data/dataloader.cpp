@@ -10,6 +10,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "kernels/error.h"
 
@@ -29,12 +30,6 @@ void check_loader_options(const LoaderSettings& s, bool iterable_dataset) {
     GD_CHECK(!s.shuffle, "DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle=True");
     GD_CHECK(s.sampler == nullptr, "DataLoader with IterableDataset: expected unspecified sampler option");
     GD_CHECK(s.batch_sampler == nullptr, "DataLoader with IterableDataset: expected unspecified batch_sampler option");
-    // One stream cannot be split among threads without the dataset sharding
-    // itself (PyTorch copies it into each worker, duplicating samples).
-    GD_CHECK(s.num_workers == 0,
-             fmt::format("DataLoader with IterableDataset: the stream is read by the calling thread, so num_workers "
-                         "must be 0, but got num_workers={}",
-                         s.num_workers));
   }
   GD_CHECK(s.sampler == nullptr || !s.shuffle, "sampler option is mutually exclusive with shuffle");
   if (s.batch_sampler != nullptr) {
@@ -84,8 +79,9 @@ struct WorkerPool::State {
   std::condition_variable task_done;
   size_t next_task = 0;  // the next task to dispatch
   size_t consumed = 0;   // tasks before this one have been taken by the consumer
-  std::vector<char> done;
-  std::vector<std::exception_ptr> errors;
+  // Tasks that have run and are not consumed yet, with their exception if any
+  // (a map: a stream's task count is not known in advance).
+  std::unordered_map<size_t, std::exception_ptr> finished;
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
 
@@ -106,8 +102,7 @@ struct WorkerPool::State {
       }
       {
         std::lock_guard lock(mutex);
-        done[t] = 1;
-        errors[t] = error;
+        finished.emplace(t, error);
       }
       task_done.notify_all();
     }
@@ -130,8 +125,6 @@ WorkerPool::WorkerPool(size_t num_workers, size_t num_tasks, size_t max_ahead, T
   s.task = std::move(task);
   s.num_tasks = num_tasks;
   s.max_ahead = std::max<size_t>(max_ahead, 1);
-  s.done.assign(num_tasks, 0);
-  s.errors.assign(num_tasks, nullptr);
   try {
     for (size_t w = 0; w < num_workers; ++w) s.threads.emplace_back([&s, w] { s.work(w); });
   } catch (...) {
@@ -149,14 +142,16 @@ void WorkerPool::wait(size_t task, double timeout_seconds) {
     std::unique_lock lock(s.mutex);
     s.consumed = task;
     s.work_ready.notify_all();
-    const auto ready = [&] { return s.done[task] != 0; };
+    const auto ready = [&] { return s.finished.contains(task); };
     if (timeout_seconds > 0) {
       if (!s.task_done.wait_for(lock, std::chrono::duration<double>(timeout_seconds), ready))
         throw Error(fmt::format("DataLoader timed out after {} seconds", timeout_seconds));
     } else {
       s.task_done.wait(lock, ready);
     }
-    error = s.errors[task];
+    auto it = s.finished.find(task);
+    error = it->second;
+    s.finished.erase(it);
   }
   if (error) std::rethrow_exception(error);
 }

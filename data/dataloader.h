@@ -4,11 +4,14 @@
 
 #include <atomic>
 #include <concepts>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -68,6 +71,7 @@ struct LoaderSettings {
 // collate(f)     f(std::vector<Example>) -> Batch; the batch type is f's result
 //                type. f runs on worker threads, possibly at the same time.
 // num_workers    threads fetching and collating batches (0: the calling thread).
+//                Over a stream the threads share it (Note [DataLoader stream workers]).
 // prefetch_factor batches each worker may hold ready ahead of the consumer (default 2).
 // timeout        seconds to wait for a batch from the workers before an error
 //                (0: forever); like PyTorch, it does not apply with num_workers 0.
@@ -138,13 +142,15 @@ uint64_t draw_seed();
 [[noreturn]] void throw_stream_error(size_t sample, const char* what);
 [[noreturn]] void throw_loader_error(const std::string& message);
 
-// Threads that run tasks 0 .. num_tasks-1 in order of dispatch, at most
-// max_ahead past the one the consumer waits for; the consumer takes results in
-// task order with wait(). The destructor stops and joins the threads (a task
-// in progress sees `stop` and may return early).
+// Threads that run tasks 0 .. num_tasks-1 (kUnbounded: until destroyed) in
+// order of dispatch, at most max_ahead past the one the consumer waits for;
+// the consumer takes results in task order with wait(), once each. The
+// destructor stops and joins the threads (a task in progress sees `stop` and
+// may return early).
 class WorkerPool {
  public:
   using Task = std::function<void(size_t task, size_t worker, const std::atomic<bool>& stop)>;
+  static constexpr size_t kUnbounded = static_cast<size_t>(-1);
   WorkerPool(size_t num_workers, size_t num_tasks, size_t max_ahead, Task task);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -218,6 +224,17 @@ struct ExampleOf<D> {
 // that epoch with the remaining batches, exactly those an uninterrupted run
 // would have yielded; a stream dataset is reset() and read past the delivered
 // samples.
+//
+// Note [DataLoader stream workers]
+// With num_workers > 0 over a stream, the worker threads share the one stream:
+// each takes a turn reading it (under a mutex, turns in task order), takes the
+// next batch_size samples (one without automatic batching) as batch k, then
+// collates outside the lock; batches are delivered in order through the same
+// bounded prefetch window as map-style ones. So the batches are exactly those
+// of num_workers 0, in the same order, for any worker count. PyTorch instead
+// copies the dataset into each worker process, which yields every sample once
+// per worker unless the dataset shards itself (get_worker_info); threads need
+// no sharding. Only collating runs in parallel: the reads are serial.
 template <class DatasetT, class Collate = DefaultCollate>
   requires MapStyleDataset<DatasetT> || StreamDataset<DatasetT>
 class DataLoader {
@@ -371,8 +388,20 @@ class DataLoader {
         core_->dataset->reset();
         const size_t per_batch = core_->batching ? static_cast<size_t>(*core_->settings.batch_size) : 1;
         for (size_t i = 0; i < start.skip * per_batch && !finished_; ++i) finished_ = !read_next().has_value();
+        stream_end_ = finished_;
         position_ = start.skip;
+        base_ = start.skip;
         core_->tracker.begun(id_, epoch_, position_, std::nullopt, nlohmann::json::object());
+        const auto workers = static_cast<size_t>(core_->settings.num_workers);
+        if (workers > 0 && !finished_) {
+          pool_ = std::make_unique<detail::WorkerPool>(
+              workers, detail::WorkerPool::kUnbounded, workers * static_cast<size_t>(core_->settings.prefetch_factor),
+              [this](size_t task, size_t worker, const std::atomic<bool>& stop) {
+                std::optional<BatchType> batch = fetch_stream(task, worker, stop);
+                std::lock_guard lock(stream_->slots_mutex);
+                stream_->slots[task] = std::move(batch);
+              });
+        }
       } else {
         if (!start.sampler.is_null()) core_->batch_sampler->load_state_dict(start.sampler);
         if (core_->shuffle_generator) core_->shuffle_generator->set_state(detail::shuffle_state(core_->seed, epoch_));
@@ -396,7 +425,7 @@ class DataLoader {
         }
       }
     }
-    ~Run() { pool_.reset(); }  // joins the workers before the slots they write go
+    ~Run() { stop_workers(); }  // joins the workers before the slots they write go
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
 
@@ -423,7 +452,7 @@ class DataLoader {
         }
       } catch (...) {
         current.reset();
-        pool_.reset();
+        stop_workers();
         plan_.clear();
         finished_ = true;
         throw;
@@ -480,26 +509,106 @@ class DataLoader {
       }
     }
 
-    void advance_stream() {
-      if (finished_) return;
+    // Stops and joins the workers, waking those waiting for their turn at the stream.
+    void stop_workers() {
+      if constexpr (kIterable) {
+        if (pool_) {
+          {
+            std::lock_guard lock(stream_->mutex);
+            stream_->stopping = true;
+          }
+          stream_->turn_taken.notify_all();
+        }
+      }
+      pool_.reset();
+    }
+
+    // The samples of the next batch; empty once the stream has no batch left
+    // (its end, or a short last batch under drop_last). Called by one thread at
+    // a time; after an error, or the end, the stream is not read again.
+    std::vector<ExampleType> take_samples(const std::atomic<bool>* stop) {
+      if (stream_end_) return {};
       const size_t want = core_->batching ? static_cast<size_t>(*core_->settings.batch_size) : 1;
       std::vector<ExampleType> samples;
       samples.reserve(want);
-      while (samples.size() < want) {
-        std::optional<ExampleType> sample = read_next();
-        if (!sample) break;
-        samples.push_back(std::move(*sample));
+      try {
+        while (samples.size() < want) {
+          if (stop != nullptr && stop->load()) return {};
+          std::optional<ExampleType> sample = read_next();
+          if (!sample) {
+            stream_end_ = true;
+            break;
+          }
+          samples.push_back(std::move(*sample));
+        }
+      } catch (...) {
+        stream_end_ = true;
+        throw;
       }
-      if (samples.empty() || (core_->batching && core_->settings.drop_last && samples.size() < want)) {
+      if (core_->batching && core_->settings.drop_last && samples.size() < want) return {};
+      return samples;
+    }
+
+    // Worker task `task` (batch base_ + task): waits for its turn at the
+    // stream, reads its samples, passes the turn on, then collates.
+    std::optional<BatchType> fetch_stream(size_t task, size_t worker, const std::atomic<bool>& stop) {
+      std::vector<ExampleType> samples;
+      {
+        std::unique_lock lock(stream_->mutex);
+        stream_->turn_taken.wait(lock, [&] { return stream_->turn == task || stream_->stopping; });
+        if (stream_->stopping) return std::nullopt;
+        struct PassTurn {
+          StreamShare& share;
+          ~PassTurn() {
+            ++share.turn;
+            share.turn_taken.notify_all();
+          }
+        } pass{*stream_};
+        samples = take_samples(&stop);
+      }
+      if (samples.empty()) return std::nullopt;
+      const std::vector<size_t> indices;
+      return make_batch(std::move(samples), worker, base_ + task, indices);
+    }
+
+    void advance_stream() {
+      if (finished_) return;
+      std::optional<BatchType> batch;
+      if (pool_) {
+        const size_t task = position_ - base_;
+        pool_->wait(task, core_->settings.timeout);
+        std::lock_guard lock(stream_->slots_mutex);
+        auto it = stream_->slots.find(task);
+        if (it != stream_->slots.end()) {
+          batch = std::move(it->second);
+          stream_->slots.erase(it);
+        }
+      } else {
+        std::vector<ExampleType> samples = take_samples(nullptr);
+        const std::vector<size_t> indices;
+        if (!samples.empty()) batch = make_batch(std::move(samples), std::nullopt, position_, indices);
+      }
+      if (!batch) {
         finished_ = true;
+        stop_workers();
         core_->tracker.exhausted(id_);
         return;
       }
-      const std::vector<size_t> indices;
-      current = make_batch(std::move(samples), std::nullopt, position_, indices);
+      current = std::move(batch);
       ++position_;
       core_->tracker.delivered(id_, position_);
     }
+
+    // What the workers share over a stream: the turn at reading it and the
+    // batches made (by task; std::nullopt: no batch, the epoch ends there).
+    struct StreamShare {
+      std::mutex mutex;
+      std::condition_variable turn_taken;
+      size_t turn = 0;
+      bool stopping = false;
+      std::mutex slots_mutex;
+      std::map<size_t, std::optional<BatchType>> slots;
+    };
 
     std::shared_ptr<Core> core_;
     uint64_t id_;
@@ -509,6 +618,8 @@ class DataLoader {
     size_t base_ = 0;      // the first batch of this run (after a resume's skip)
     size_t samples_read_ = 0;
     bool finished_ = false;
+    bool stream_end_ = false;  // the stream gave std::nullopt or threw: not read again
+    std::unique_ptr<StreamShare> stream_ = std::make_unique<StreamShare>();
     std::vector<std::optional<BatchType>> slots_;
     std::unique_ptr<detail::WorkerPool> pool_;
   };

@@ -3,6 +3,7 @@
 // errors, timeout, abandoned iterations, and streams.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -521,9 +522,6 @@ TEST_CASE("DataLoader over an IterableDataset: options, errors and resume") {
         "DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle=True");
   CHECK(error_of([&] { DataLoader(stream, DataLoaderOptions().sampler(std::make_shared<SequentialSampler>(3))); }) ==
         "DataLoader with IterableDataset: expected unspecified sampler option");
-  CHECK(error_of([&] { DataLoader(stream, DataLoaderOptions().num_workers(2)); }) ==
-        "DataLoader with IterableDataset: the stream is read by the calling thread, so num_workers must be 0, but got "
-        "num_workers=2");
 
   auto broken = std::make_shared<CountingStream>();
   broken->fail_at = 5;
@@ -550,6 +548,168 @@ TEST_CASE("DataLoader over an IterableDataset: options, errors and resume") {
   for (auto& batch : resumed) rest.push_back(values_of(batch));
   CHECK(rest == Batches{{6, 7, 8}, {9}});
   CHECK(resumed.state_dict()["epoch"] == 1);
+}
+
+// The batches of one epoch over a stream of int64 samples.
+template <class Loader>
+Batches stream_epoch(Loader& loader) {
+  Batches got;
+  for (auto& batch : loader) got.push_back(values_of(batch));
+  return got;
+}
+
+// 0 .. n-1 cut into batches of b, the last one short unless dropped.
+Batches counted_batches(int64_t n, int64_t b, bool drop_last) {
+  Batches want;
+  for (int64_t start = 0; start < n; start += b) {
+    if (drop_last && start + b > n) break;
+    std::vector<double> batch;
+    for (int64_t i = start; i < std::min(n, start + b); ++i) batch.push_back(static_cast<double>(i));
+    want.push_back(batch);
+  }
+  return want;
+}
+
+// A counting stream whose next() may sleep, counting calls.
+struct SlowStream : CountingStream {
+  std::chrono::milliseconds delay{0};
+  std::atomic<int> calls{0};
+  std::optional<int64_t> next() override {
+    ++calls;
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    return CountingStream::next();
+  }
+};
+
+TEST_CASE("DataLoader workers share a stream: the batches of num_workers 0, in order") {
+  struct Row {
+    int64_t n, batch_size;
+    bool drop_last;
+  };
+  const std::vector<Row> rows{{103, 10, false}, {103, 10, true}, {100, 10, true}, {3, 10, false}, {3, 10, true},
+                              {0, 4, false}};
+  for (const Row& row : rows) {
+    for (int64_t workers : {0, 1, 3}) {
+      CAPTURE(row.n);
+      CAPTURE(row.drop_last);
+      CAPTURE(workers);
+      auto stream = std::make_shared<CountingStream>();
+      stream->n = row.n;
+      DataLoader loader(stream,
+                        DataLoaderOptions().batch_size(row.batch_size).drop_last(row.drop_last).num_workers(workers));
+      const Batches want = counted_batches(row.n, row.batch_size, row.drop_last);
+      CHECK(stream_epoch(loader) == want);
+      CHECK(stream_epoch(loader) == want);  // reset() and read again
+      CHECK(stream->resets == 2);
+      CHECK(loader.state_dict()["epoch"] == 2);
+      CHECK(loader.state_dict()["position"] == 0);
+    }
+  }
+
+  // Without automatic batching: one 0-dim sample per worker task.
+  for (int64_t workers : {1, 3}) {
+    CAPTURE(workers);
+    auto stream = std::make_shared<CountingStream>();
+    stream->n = 25;
+    DataLoader single(stream, DataLoaderOptions().batch_size(std::nullopt).num_workers(workers).prefetch_factor(1));
+    std::vector<double> seen;
+    for (auto& sample : single) {
+      CHECK(sample.dim() == 0);
+      seen.push_back(sample.item<double>());
+    }
+    CHECK(seen == iota(25));
+  }
+
+  // A collate on the workers, its failure naming the worker and the batch.
+  auto failing_collate = [](std::vector<int64_t> batch) {
+    if (batch.front() == 6) throw std::runtime_error("bad batch");
+    return batch.front();
+  };
+  DataLoader collating(std::make_shared<CountingStream>(),
+                       DataLoaderOptions().batch_size(3).num_workers(2).collate(failing_collate));
+  std::vector<int64_t> firsts;
+  const std::string message = error_of([&] {
+    for (int64_t first : collating) firsts.push_back(first);
+  });
+  CHECK(firsts == std::vector<int64_t>{0, 3});
+  CHECK(message.starts_with("Caught an exception in DataLoader worker "));
+  CHECK(message.ends_with(" while collating batch 2: bad batch"));
+}
+
+TEST_CASE("DataLoader stream workers: errors, timeout, abandoning and resume") {
+  // next() throws at sample 37: the batches before it, then the stream error.
+  for (int64_t workers : {0, 1, 3}) {
+    CAPTURE(workers);
+    auto broken = std::make_shared<CountingStream>();
+    broken->n = 103;
+    broken->fail_at = 37;
+    DataLoader loader(broken, DataLoaderOptions().batch_size(10).num_workers(workers));
+    Batches got;
+    const std::string message = error_of([&] {
+      for (auto& batch : loader) got.push_back(values_of(batch));
+    });
+    CHECK(message == "Caught an exception in DataLoader while reading sample 37 of the stream: stream broke");
+    CHECK(got == counted_batches(30, 10, false));
+    CHECK(loader.state_dict()["position"] == 3);
+  }
+
+  auto slow = std::make_shared<SlowStream>();
+  slow->n = 1000;
+  slow->delay = std::chrono::milliseconds(300);
+  DataLoader timing_out(slow, DataLoaderOptions().batch_size(1).num_workers(2).timeout(0.05));
+  CHECK(error_of([&] { (void)timing_out.begin(); }) == "DataLoader timed out after 0.05 seconds");
+
+  // Abandoned midway: the workers stop within the prefetch window and are joined.
+  slow->delay = std::chrono::milliseconds(0);
+  slow->calls = 0;
+  DataLoader abandoned(slow, DataLoaderOptions().batch_size(4).num_workers(3).prefetch_factor(2));
+  {
+    auto it = abandoned.begin();
+    ++it;
+    CHECK(values_of(*it) == std::vector<double>{4, 5, 6, 7});
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const int calls = slow->calls;
+  // Two consumed batches, at most 3 * 2 ahead and one in progress per worker.
+  CHECK(calls <= (2 + 6 + 3) * 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(slow->calls == calls);
+  size_t batches = 0;
+  for (auto& batch : abandoned) {
+    (void)batch;
+    ++batches;
+  }
+  CHECK(batches == 250);
+
+  // Resume mid-epoch with workers: reset(), skip the delivered samples, then the rest.
+  for (int64_t workers : {0, 1, 3}) {
+    CAPTURE(workers);
+    for (bool drop_last : {false, true}) {
+      CAPTURE(drop_last);
+      const auto options = DataLoaderOptions().batch_size(10).drop_last(drop_last).num_workers(workers);
+      auto stream = std::make_shared<CountingStream>();
+      stream->n = 103;
+      DataLoader first(stream, options);
+      nlohmann::json saved;
+      size_t k = 0;
+      for (auto& batch : first) {
+        (void)batch;
+        if (++k == 4) {
+          saved = first.state_dict();
+          break;
+        }
+      }
+      CHECK(saved["position"] == 4);
+      auto other = std::make_shared<CountingStream>();
+      other->n = 103;
+      DataLoader resumed(other, options);
+      resumed.load_state_dict(saved);
+      const Batches all = counted_batches(103, 10, drop_last);
+      CHECK(stream_epoch(resumed) == Batches(all.begin() + 4, all.end()));
+      CHECK(resumed.state_dict()["epoch"] == 1);
+      CHECK(stream_epoch(resumed) == all);
+    }
+  }
 }
 
 // ---- throughput ----
