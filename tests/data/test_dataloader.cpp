@@ -40,6 +40,18 @@ Batches epoch_of(Loader& loader) {
   return out;
 }
 
+// The loader's state_dict taken inside the body of its k-th batch; the
+// iteration is then abandoned (its workers stop).
+template <class Loader>
+nlohmann::json state_after_batches(Loader& loader, size_t k) {
+  size_t taken = 0;
+  for (auto& batch : loader) {
+    (void)batch;
+    if (++taken == k) return loader.state_dict();
+  }
+  return {};
+}
+
 std::vector<double> flat(const Batches& b) {
   std::vector<double> v;
   for (const auto& x : b) v.insert(v.end(), x.begin(), x.end());
@@ -354,15 +366,7 @@ TEST_CASE("DataLoader resumes mid-epoch with exactly the remaining batches") {
     CHECK(first.state_dict()["position"] == 0);
     CHECK(epoch_of(first) == e0);
     CHECK(first.state_dict()["epoch"] == 1);  // epoch 0 complete: the next one, from its start
-    nlohmann::json saved;
-    size_t k = 0;
-    for (auto& batch : first) {
-      (void)batch;
-      if (++k == 4) {
-        saved = first.state_dict();
-        break;  // abandons the iteration, its workers stop
-      }
-    }
+    const nlohmann::json saved = state_after_batches(first, 4);
     CHECK(saved["epoch"] == 1);
     CHECK(saved["position"] == 4);
     CHECK(saved["seed"] == 77);
@@ -531,15 +535,7 @@ TEST_CASE("DataLoader over an IterableDataset: options, errors and resume") {
         }) == "Caught an exception in DataLoader while reading sample 5 of the stream: stream broke");
 
   DataLoader first(stream, DataLoaderOptions().batch_size(3));
-  nlohmann::json saved;
-  size_t k = 0;
-  for (auto& batch : first) {
-    (void)batch;
-    if (++k == 2) {
-      saved = first.state_dict();
-      break;
-    }
-  }
+  const nlohmann::json saved = state_after_batches(first, 2);
   CHECK(saved["position"] == 2);
   auto other = std::make_shared<CountingStream>();
   DataLoader resumed(other, DataLoaderOptions().batch_size(3));
@@ -690,15 +686,7 @@ TEST_CASE("DataLoader stream workers: errors, timeout, abandoning and resume") {
       auto stream = std::make_shared<CountingStream>();
       stream->n = 103;
       DataLoader first(stream, options);
-      nlohmann::json saved;
-      size_t k = 0;
-      for (auto& batch : first) {
-        (void)batch;
-        if (++k == 4) {
-          saved = first.state_dict();
-          break;
-        }
-      }
+      const nlohmann::json saved = state_after_batches(first, 4);
       CHECK(saved["position"] == 4);
       auto other = std::make_shared<CountingStream>();
       other->n = 103;
