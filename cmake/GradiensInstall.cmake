@@ -8,6 +8,10 @@ install(TARGETS gradiens gradiens_nn gradiens_optim gradiens_data gradiens_engin
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# gradiens-train and the library it runs on (not part of the exported targets).
+install(TARGETS gradiens_train gradiens-train
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES gradiens.h DESTINATION include/gradiens)
 foreach(dir kernels engine nn optim data)
   install(DIRECTORY ${dir}/ DESTINATION include/gradiens/${dir} FILES_MATCHING PATTERN "*.h")

@@ -1,0 +1,184 @@
+// Whole runs of the built gradiens-train: the shipped configs validate (and
+// match the exported JSON Schema), a run killed at several points and resumed
+// ends bit for bit where an uninterrupted one does, CSV and plots.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTrainer = GRADIENS_TRAIN_BINARY;
+const fs::path kSource = GRADIENS_SOURCE_DIR;
+const fs::path kWork = GRADIENS_TRAIN_TEST_DIR;
+
+// Runs a shell command; returns its exit status (or 128 + the signal).
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The lines of metrics.jsonl without the wall-clock field.
+std::vector<std::string> metric_lines(const fs::path& run_dir) {
+  std::vector<std::string> lines;
+  std::istringstream in(slurp(run_dir / "metrics.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    json record = json::parse(line);
+    record.erase("time");
+    lines.push_back(record.dump());
+  }
+  return lines;
+}
+
+std::string final_weights(const fs::path& run_dir) {
+  const std::string latest = slurp(run_dir / "checkpoints" / "latest");
+  return slurp(run_dir / "checkpoints" / latest.substr(0, latest.find('\n')) / "model.safetensors");
+}
+
+// A small run with dropout, two phases (the second an L-BFGS on full batches
+// would need accumulate 1; here SGD with momentum), a per-step scheduler and
+// checkpoints every 3 steps: 5 epochs of 7 batches.
+const char* kResumeConfig = R"({
+  "version": 1, "name": "resume", "seed": 11,
+  "model": {"type": "Sequential", "layers": [
+    {"type": "Linear", "out_features": 12}, {"type": "Tanh"}, {"type": "Dropout", "p": 0.2},
+    {"type": "Linear", "out_features": 3}]},
+  "data": {"train": {"type": "SyntheticClassification", "size": 100, "features": 5, "classes": 3, "seed": 4},
+           "val": {"type": "SyntheticClassification", "size": 40, "features": 5, "classes": 3, "seed": 4},
+           "loader": {"batch_size": 15}},
+  "loss": {"type": "cross_entropy", "label_smoothing": 0.1},
+  "metrics": {"train": ["loss", "accuracy", "lr", "grad_norm"], "val": ["loss", "accuracy"]},
+  "train": {
+    "phases": [
+      {"optimizer": {"type": "Adam", "lr": 0.02}, "epochs": 2,
+       "scheduler": {"type": "StepLR", "step_size": 4, "gamma": 0.7, "interval": "step"}},
+      {"optimizer": {"type": "SGD", "lr": 0.05, "momentum": 0.9}, "steps": 19,
+       "scheduler": {"type": "CosineAnnealingLR", "interval": "epoch"}}],
+    "log_every": 2,
+    "eval_every": {"every": 5, "unit": "steps"},
+    "checkpoint": {"every": 3, "unit": "steps", "keep_last": 2,
+                   "keep_best": {"k": 1, "monitor": "val/accuracy", "mode": "max"}}
+  },
+  "output": {"plots": false, "progress": "lines"}
+})";
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  fs::create_directories(kWork);
+  const fs::path path = kWork / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+fs::path only_run_dir(const fs::path& out) {
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(out)) dirs.push_back(entry.path());
+  REQUIRE(dirs.size() == 1);
+  return dirs[0];
+}
+
+}  // namespace
+
+TEST_CASE("runs: every shipped config validates against the schema and passes --validate") {
+  fs::create_directories(kWork);
+  const fs::path schema = kWork / "schema.json";
+  REQUIRE(shell(kTrainer + " --print-schema > " + schema.string()) == 0);
+  const json parsed = json::parse(slurp(schema));
+  CHECK(parsed["$schema"] == "http://json-schema.org/draft-07/schema#");
+  int configs = 0;
+  for (const auto& entry : fs::directory_iterator(kSource / "configs")) {
+    if (entry.path().extension() != ".json") continue;
+    ++configs;
+    CAPTURE(entry.path().string());
+    const std::string check = "python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
+                              "json.load(open(sys.argv[2])))\" " + entry.path().string() + " " + schema.string();
+    CHECK(shell(check) == 0);
+    CHECK(shell(kTrainer + " --config " + entry.path().string() + " --validate > /dev/null") == 0);
+  }
+  CHECK(configs >= 5);
+  // The schema rejects what the validator rejects: a misspelled key.
+  const fs::path typo = write_config("typo.json", R"({"version": 1, "modle": {}})");
+  CHECK(shell("python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
+              "json.load(open(sys.argv[2])))\" " + typo.string() + " " + schema.string() + " 2> /dev/null") != 0);
+  CHECK(shell(kTrainer + " --config " + typo.string() + " --validate 2> /dev/null") == 2);
+}
+
+TEST_CASE("runs: a run killed at any point and resumed ends bit for bit as an uninterrupted one") {
+  const fs::path config = write_config("resume.json", kResumeConfig);
+  const fs::path reference_out = kWork / "resume_reference";
+  fs::remove_all(reference_out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + reference_out.string() + " > /dev/null") == 0);
+  const fs::path reference = only_run_dir(reference_out);
+  const std::vector<std::string> reference_lines = metric_lines(reference);
+  const std::string reference_weights = final_weights(reference);
+  REQUIRE(reference_lines.size() > 10);
+
+  // Mid-epoch (step 4 of 7 per epoch), just after a checkpoint (6), at the
+  // phase boundary (14), inside phase 2, and during a checkpoint write (9).
+  for (const std::string fault : {"kill_at_step:4", "kill_at_step:6", "kill_at_step:14", "kill_at_step:20",
+                                  "kill_in_checkpoint:9"}) {
+    CAPTURE(fault);
+    const fs::path out = kWork / ("resume_" + fault.substr(fault.find(':') + 1) + fault.substr(0, 7));
+    fs::remove_all(out);
+    CHECK(shell("GRADIENS_TRAIN_FAULT=" + fault + " " + kTrainer + " --config " + config.string() + " --out " +
+                out.string() + " > /dev/null 2>&1") == 128 + 9);
+    const fs::path run = only_run_dir(out);
+    // Killed where intended: the checkpoint being written is left incomplete.
+    if (fault == "kill_in_checkpoint:9") CHECK(fs::exists(run / "checkpoints" / "step-000000009.tmp"));
+    CHECK(metric_lines(run).size() < reference_lines.size());
+    CHECK(shell(kTrainer + " --resume " + run.string() + " > /dev/null") == 0);
+    CHECK(metric_lines(run) == reference_lines);
+    CHECK(final_weights(run) == reference_weights);
+    // The CSV has one header, and as many rows as the JSONL.
+    const std::string csv = slurp(run / "metrics.csv");
+    CHECK(csv.find("step,epoch,phase,time") == 0);
+    CHECK(csv.find("step,epoch,phase,time", 1) == std::string::npos);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == static_cast<long>(reference_lines.size()) + 1);
+  }
+}
+
+TEST_CASE("runs: run directory, summary, plots and resume rules") {
+  std::string text = kResumeConfig;
+  text.replace(text.find("\"plots\": false"), 14, "\"plots\": true");
+  const fs::path config = write_config("plots.json", text);
+  const fs::path out = kWork / "plots_run";
+  fs::remove_all(out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
+  const fs::path run = only_run_dir(out);
+  CHECK(run.filename().string().rfind("resume-", 0) == 0);
+  CHECK(run.filename().string().size() == std::string("resume-").size() + 8);
+  CHECK(fs::exists(run / "overrides.txt"));
+  for (const char* file : {"config.input.json", "config.resolved.json", "run.json", "metrics.jsonl", "metrics.csv",
+                           "summary.json", "plots/loss.png", "plots/loss.svg", "plots/lr.png", "plots/val_accuracy.svg"}) {
+    CAPTURE(file);
+    REQUIRE(fs::exists(run / file));
+    CHECK(fs::file_size(run / file) > 0);
+  }
+  CHECK(slurp(run / "plots/loss.svg").find("<svg") != std::string::npos);
+  const json summary = json::parse(slurp(run / "summary.json"));
+  CHECK(summary["status"] == "completed");
+  CHECK(summary["steps"] == 33);  // 2 epochs of 7 steps, then 19
+  CHECK(summary["final_metrics"].contains("val/accuracy"));
+  // The same config again is refused; a results-changing --set on resume too.
+  CHECK(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2>&1") == 2);
+  CHECK(shell(kTrainer + " --resume " + run.string() + " --set seed=5 > /dev/null 2>&1") == 2);
+  // Longer training is allowed: the resumed run adds the steps.
+  CHECK(shell(kTrainer + " --resume " + run.string() + " --set train.phases.1.steps=25 > /dev/null") == 0);
+  CHECK(json::parse(slurp(run / "summary.json"))["steps"] == 39);
+}

@@ -1,0 +1,635 @@
+// The training loop of gradiens-train: phases over one batch stream, metrics,
+// evaluation, early stopping, checkpoints, exact resume and signals.
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <limits>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "data/dataloader.h"
+#include "data/samplers.h"
+#include "data/tensor_dataset.h"
+#include "engine/autograd/grad_mode.h"
+#include "engine/functions.h"
+#include "engine/generator.h"
+#include "engine/io/safetensors.h"
+#include "kernels/error.h"
+#include "nn/utils/clip_grad.h"
+#include "train/run/checkpoint.h"
+#include "train/run/files.h"
+#include "train/run/metrics_log.h"
+#include "train/run/plots.h"
+#include "train/run/progress.h"
+#include "train/run/signals.h"
+
+// Note [Exact resume]
+// A run killed at any point and resumed from its newest checkpoint ends with
+// the same weights and metrics.jsonl lines as a run never interrupted. That
+// holds because everything that decides what comes next is in the checkpoint:
+// the weights, the phase's optimizer and scheduler state, the default
+// generator (dropout), the DataLoader's position (the batches come from one
+// stream across phases and epochs, so a checkpoint mid-epoch resumes mid-
+// epoch), the counters, the metric accumulators since the last log line, the
+// early-stopping and plateau state, and the checkpointer's best-K list.
+// Checkpoints are taken only after an optimizer step and its hooks (logging,
+// evaluation, epoch end), never between them, and metrics.jsonl is cut back
+// to the checkpoint's step on resume.
+//
+// For the resume tests, GRADIENS_TRAIN_FAULT kills the process with SIGKILL:
+// "kill_at_step:N" after step N's hooks, "kill_in_checkpoint:N" after the
+// first file of step N's checkpoint is written.
+
+namespace gradiens::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using IndexLoader = data::DataLoader<data::TensorDataset>;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+json double_json(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+double json_double(const json& value) {
+  if (value.is_string()) {
+    const auto text = value.get<std::string>();
+    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+    return text == "inf" ? kInf : -kInf;
+  }
+  return value.get<double>();
+}
+
+int64_t top_k_of(const std::string& metric) {
+  static const std::regex pattern("top([1-9][0-9]*)_accuracy");
+  std::smatch match;
+  if (metric == "accuracy") return 1;
+  if (std::regex_match(metric, match, pattern)) return std::stoll(match[1]);
+  return 0;
+}
+
+// Correct predictions among the top k, per sample: an output [B, C] against
+// class indices, or one logit per sample (positive means class 1).
+Tensor correct_in_top_k(const Tensor& output, const Tensor& targets, int64_t k) {
+  if (output.dim() == 1 || output.size(-1) == 1) {
+    Tensor predicted = output.reshape({-1}).gt(0).to(kInt64);
+    return predicted.eq(targets.reshape({-1}).to(kInt64));
+  }
+  if (k == 1) return output.argmax(-1).eq(targets);
+  k = std::min<int64_t>(k, output.size(-1));
+  Tensor top = std::get<1>(topk(output, k, -1));
+  return top.eq(targets.unsqueeze(-1)).any(-1);
+}
+
+Tensor predicted_class(const Tensor& output) {
+  if (output.dim() == 1 || output.size(-1) == 1) return output.reshape({-1}).gt(0).to(kInt64);
+  return output.argmax(-1);
+}
+
+// Everything about the loop that a checkpoint keeps (besides the weights,
+// optimizer, scheduler and loader).
+struct LoopState {
+  int64_t step = 0, phase = 0, phase_step = 0, epoch = 0, batch_in_epoch = 0;
+  double loss_sum = 0;
+  int64_t loss_count = 0, seen = 0;
+  std::map<std::string, double> correct;  // per train accuracy metric
+  double grad_norm = 0;
+  double early_best = 0;
+  int64_t early_wait = 0;
+  bool early_started = false, stopped_early = false;
+  std::map<std::string, double> last;  // the newest value of each metric key
+  double time_offset = 0;              // seconds run before this process
+
+  json to_json() const {
+    json last_json = json::object();
+    for (const auto& [key, value] : last) last_json[key] = double_json(value);
+    json correct_json = json::object();
+    for (const auto& [key, value] : correct) correct_json[key] = value;
+    return {{"step", step}, {"phase", phase}, {"phase_step", phase_step}, {"epoch", epoch},
+            {"batch_in_epoch", batch_in_epoch}, {"loss_sum", double_json(loss_sum)}, {"loss_count", loss_count},
+            {"seen", seen}, {"correct", correct_json}, {"grad_norm", double_json(grad_norm)},
+            {"early_best", double_json(early_best)}, {"early_wait", early_wait}, {"early_started", early_started},
+            {"stopped_early", stopped_early}, {"last", last_json}, {"time_offset", time_offset}};
+  }
+  void from_json(const json& j) {
+    step = j.at("step");
+    phase = j.at("phase");
+    phase_step = j.at("phase_step");
+    epoch = j.at("epoch");
+    batch_in_epoch = j.at("batch_in_epoch");
+    loss_sum = json_double(j.at("loss_sum"));
+    loss_count = j.at("loss_count");
+    seen = j.at("seen");
+    correct.clear();
+    for (const auto& [key, value] : j.at("correct").items()) correct[key] = value.get<double>();
+    grad_norm = json_double(j.at("grad_norm"));
+    early_best = json_double(j.at("early_best"));
+    early_wait = j.at("early_wait");
+    early_started = j.at("early_started");
+    stopped_early = j.at("stopped_early");
+    last.clear();
+    for (const auto& [key, value] : j.at("last").items()) last[key] = json_double(value);
+    time_offset = j.at("time_offset");
+  }
+};
+
+data::DataLoaderOptions<> loader_options(const Experiment& experiment) {
+  const json& loader = experiment.config["data"]["loader"];
+  const auto seed = static_cast<uint64_t>(experiment.config["seed"].get<int64_t>());
+  data::DataLoaderOptions<> options;
+  options.batch_size(integer(loader, "batch_size")).drop_last(flag(loader, "drop_last"))
+      .num_workers(integer(loader, "num_workers")).seed(seed);
+  const std::string sampler = text(loader, "sampler");
+  const auto n = static_cast<size_t>(experiment.train.size());
+  if (sampler == "default") {
+    options.shuffle(flag(loader, "shuffle"));
+  } else if (sampler == "sequential") {
+    options.sampler(std::make_shared<data::SequentialSampler>(n));
+  } else if (sampler == "random" || sampler == "random_with_replacement") {
+    options.sampler(std::make_shared<data::RandomSampler>(n, sampler != "random", std::nullopt, Generator(seed)));
+  } else {  // class_balanced: each class drawn equally often on average
+    const Tensor targets = experiment.train.targets.to(kInt64).contiguous();
+    const int64_t classes = std::max<int64_t>(experiment.train.num_classes, 1);
+    Tensor counts = zeros({classes}, kInt64).scatter_add(0, targets, ones_like(targets));
+    Tensor weights = (1.0 / counts.to(kFloat64)).index_select(0, targets).contiguous();
+    std::vector<double> w(weights.data_ptr<double>(), weights.data_ptr<double>() + weights.numel());
+    options.sampler(std::make_shared<data::WeightedRandomSampler>(w, static_cast<int64_t>(n), true, Generator(seed)));
+  }
+  return options;
+}
+
+class Trainer {
+ public:
+  Trainer(Experiment& experiment, const TrainerOptions& options)
+      : experiment_(experiment),
+        options_(options),
+        train_config_(experiment.config["train"]),
+        metrics_config_(experiment.config["metrics"]),
+        loader_(std::make_shared<data::TensorDataset>(arange(experiment.train.size()), arange(experiment.train.size())),
+                loader_options(experiment)),
+        checkpoints_(options.run_dir / "checkpoints", checkpoint_policy()),
+        log_(options.run_dir, experiment.metric_keys),
+        progress_(parse_progress_mode(options.progress), stdout, integer(train_config_, "log_every")) {
+    parse_fault();
+  }
+
+  RunResult run() {
+    StopSignalGuard signals;
+    start_ = Clock::now();
+    if (options_.resume) restore();
+    else begin_phase(/*restoring=*/false);
+    RunResult result;
+    std::optional<IndexLoader::Iterator> batches;
+    bool done = complete();
+    if (done) {  // resumed after its end: nothing to train or evaluate again
+      result.stop_reason = "already complete";
+      result.steps = state_.step;
+      result.final_metrics = state_.last;
+      result.seconds = state_.time_offset;
+      if (auto best = checkpoints_.best()) result.best_checkpoint = best->string();
+      return result;
+    }
+    while (!done) {
+      if (state_.phase >= static_cast<int64_t>(experiment_.phases.size()) || state_.stopped_early) break;
+      if (!batches) {
+        batches = loader_.begin();
+        advance_ = false;
+      }
+      const bool epoch_end = train_step(*batches);
+      ++state_.step;
+      ++state_.phase_step;
+      after_step(epoch_end);
+      if (epoch_end) batches.reset();
+      const bool phase_done = state_.phase_step >= experiment_.phases[state_.phase].steps;
+      const bool run_done = state_.stopped_early ||
+                            (phase_done && state_.phase + 1 == static_cast<int64_t>(experiment_.phases.size()));
+      if (StopSignalGuard::stop_requested() && !run_done) {
+        save_checkpoint();
+        result.interrupted = true;
+        result.signal = StopSignalGuard::signal_number();
+        break;
+      }
+      if (checkpoint_due(epoch_end) && !run_done) save_checkpoint();
+      if (fault_kind_ == "kill_at_step" && state_.step == fault_step_) std::raise(SIGKILL);
+      if (phase_done && !run_done) {
+        ++state_.phase;
+        state_.phase_step = 0;
+        begin_phase(/*restoring=*/false);
+      }
+      done = run_done;
+    }
+    progress_.finish();
+    if (!result.interrupted) finish(result);
+    result.steps = state_.step;
+    result.final_metrics = state_.last;
+    result.seconds = elapsed();
+    if (auto best = checkpoints_.best()) result.best_checkpoint = best->string();
+    draw();
+    return result;
+  }
+
+ private:
+  CheckpointPolicy checkpoint_policy() const {
+    CheckpointPolicy policy;
+    const json& checkpoint = train_config_["checkpoint"];
+    policy.keep_last = integer(checkpoint, "keep_last");
+    if (has(checkpoint, "keep_best")) {
+      policy.keep_best = integer(checkpoint["keep_best"], "k");
+      policy.monitor = text(checkpoint["keep_best"], "monitor");
+      policy.maximize = text(checkpoint["keep_best"], "mode") == "max";
+    }
+    return policy;
+  }
+
+  void parse_fault() {
+    const char* fault = std::getenv("GRADIENS_TRAIN_FAULT");
+    if (fault == nullptr) return;
+    const std::string text = fault;
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos) return;
+    fault_kind_ = text.substr(0, colon);
+    fault_step_ = std::stoll(text.substr(colon + 1));
+  }
+
+  // Every phase has run its steps, or early stopping ended the run.
+  bool complete() const {
+    const auto phases = static_cast<int64_t>(experiment_.phases.size());
+    return state_.stopped_early || state_.phase >= phases ||
+           (state_.phase == phases - 1 && state_.phase_step >= experiment_.phases.back().steps);
+  }
+
+  double elapsed() const { return state_.time_offset + std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  void begin_phase(bool restoring) {
+    if (state_.phase >= static_cast<int64_t>(experiment_.phases.size())) return;
+    const PhasePlan& phase = experiment_.phases[state_.phase];
+    optimizer_ = build_optimizer(phase, experiment_.model.parameters());
+    scheduler_ = BuiltScheduler();
+    if (!phase.scheduler.is_null()) scheduler_ = build_scheduler(phase, *optimizer_, experiment_.steps_per_epoch);
+    is_lbfgs_ = text(phase.optimizer, "type") == "LBFGS";
+    if (!restoring && state_.step > 0)
+      progress_.message(fmt::format("step {}: phase {}/{} ({}) begins", state_.step, state_.phase + 1,
+                                    experiment_.phases.size(), phase.name));
+  }
+
+  double current_lr() const { return optimizer_->param_groups()[0].options().get_lr(); }
+
+  // One optimizer step over `accumulate` batches (fewer at the end of an
+  // epoch). Returns whether the epoch ended with it.
+  bool train_step(IndexLoader::Iterator& batches) {
+    const int64_t accumulate = integer(train_config_, "accumulate");
+    const int64_t remaining = experiment_.batches_per_epoch - state_.batch_in_epoch;
+    const int64_t group = std::min(accumulate, remaining);
+    experiment_.model.module().train();
+    lr_ = current_lr();
+    double step_loss = 0;
+    if (is_lbfgs_) {
+      Batch batch = next_batch(batches);
+      auto closure = [&]() {
+        optimizer_->zero_grad();
+        Tensor loss = experiment_.loss(match_target_shape(experiment_.model.forward(batch), batch.targets), batch.targets);
+        loss.backward();
+        return loss;
+      };
+      Tensor loss = optimizer_->step(closure);
+      step_loss = loss.item<double>();
+      check_loss(step_loss);
+    } else {
+      optimizer_->zero_grad();
+      for (int64_t micro = 0; micro < group; ++micro) {
+        Batch batch = next_batch(batches);
+        Tensor output = match_target_shape(experiment_.model.forward(batch), batch.targets);
+        Tensor loss = experiment_.loss(output, batch.targets);
+        const double value = loss.item<double>();
+        check_loss(value);
+        step_loss += value / static_cast<double>(group);
+        (group == 1 ? loss : loss / static_cast<double>(group)).backward();
+        count_train_accuracy(output.detach(), batch.targets);
+      }
+      clip_and_check_gradients();
+      optimizer_->step();
+    }
+    state_.loss_sum += step_loss;
+    ++state_.loss_count;
+    if (scheduler_.scheduler && scheduler_.interval == "step") scheduler_.scheduler->step();
+    return state_.batch_in_epoch == experiment_.batches_per_epoch;
+  }
+
+  Batch next_batch(IndexLoader::Iterator& batches) {
+    // Advance lazily, just before the next batch is used: the loader's state
+    // (what a checkpoint records) then counts exactly the batches consumed.
+    if (advance_) ++batches;
+    advance_ = true;
+    const data::Example<>& indices = *batches;
+    Batch batch = make_batch(experiment_.train, indices.data, experiment_.dtype);
+    ++state_.batch_in_epoch;
+    return batch;
+  }
+
+  void check_loss(double value) const {
+    if (std::isfinite(value) || !flag(train_config_, "stop_on_nonfinite")) return;
+    throw Error(fmt::format("step {} (phase {}, epoch {}): the training loss (train/loss, {}) is {}; lower the learning "
+                            "rate or check the data", state_.step + 1, state_.phase + 1, state_.epoch + 1,
+                            text(experiment_.config["loss"], "type"), value));
+  }
+
+  void count_train_accuracy(const Tensor& output, const Tensor& targets) {
+    state_.seen += targets.size(0);
+    for (const auto& name : metrics_config_["train"]) {
+      const int64_t k = top_k_of(name.get<std::string>());
+      if (k > 0) state_.correct[name] += correct_in_top_k(output, targets, k).sum().item<double>();
+    }
+  }
+
+  void clip_and_check_gradients() {
+    std::vector<Tensor> params = experiment_.model.parameters();
+    const bool check = flag(train_config_, "stop_on_nonfinite");
+    const json* clip = has(train_config_, "grad_clip") ? &train_config_["grad_clip"] : nullptr;
+    bool wants_norm = check;
+    for (const auto& name : metrics_config_["train"]) wants_norm = wants_norm || name == "grad_norm";
+    if (clip && has(*clip, "max_norm")) {
+      state_.grad_norm = nn::utils::clip_grad_norm_(params, number(*clip, "max_norm"), number(*clip, "norm_type")).item<double>();
+    } else if (wants_norm) {
+      double squares = 0;
+      for (const Tensor& p : params)
+        if (p.grad().defined()) squares += p.grad().to(kFloat64).square().sum().item<double>();
+      state_.grad_norm = std::sqrt(squares);
+    }
+    if (check && !std::isfinite(state_.grad_norm)) {
+      for (const auto& item : experiment_.model.module().named_parameters()) {
+        const Tensor& grad = item.value().grad();
+        if (grad.defined() && !grad.isfinite().all().item<bool>())
+          throw Error(fmt::format("step {} (phase {}, epoch {}): the gradient of {} is not finite; lower the learning "
+                                  "rate or clip gradients (train.grad_clip)", state_.step + 1, state_.phase + 1,
+                                  state_.epoch + 1, item.key()));
+      }
+    }
+    if (clip && has(*clip, "value")) nn::utils::clip_grad_value_(params, number(*clip, "value"));
+  }
+
+  bool cadence_due(const json& cadence, bool epoch_end) const {
+    const int64_t every = integer(cadence, "every");
+    if (text(cadence, "unit") == "steps") return state_.step % every == 0;
+    return epoch_end && state_.epoch % every == 0;
+  }
+
+  bool checkpoint_due(bool epoch_end) const { return cadence_due(train_config_["checkpoint"], epoch_end); }
+
+  void after_step(bool epoch_end) {
+    const int64_t log_every = integer(train_config_, "log_every");
+    const bool last_step = state_.phase + 1 == static_cast<int64_t>(experiment_.phases.size()) &&
+                           state_.phase_step >= experiment_.phases[state_.phase].steps;
+    if (epoch_end) {
+      ++state_.epoch;
+      state_.batch_in_epoch = 0;
+    }
+    if (state_.step % log_every == 0 || last_step) log_train();
+    if (epoch_end && scheduler_.scheduler && scheduler_.interval == "epoch") scheduler_.scheduler->step();
+    if (experiment_.has_val && (cadence_due(train_config_["eval_every"], epoch_end) || last_step)) {
+      MetricRecord record = make_record();
+      for (const auto& [name, value] : evaluate(experiment_, experiment_.val, metric_list("val")))
+        record.values["val/" + name] = value;
+      append(record);
+    }
+    ProgressState progress;
+    const PhasePlan& phase = experiment_.phases[state_.phase];
+    progress.phase = fmt::format("{}/{} {}", state_.phase + 1, experiment_.phases.size(), phase.name);
+    progress.epoch = state_.batch_in_epoch == 0 ? state_.epoch : state_.epoch + 1;  // the epoch under way
+    progress.epochs = (experiment_.total_steps() + experiment_.steps_per_epoch - 1) / experiment_.steps_per_epoch;
+    progress.step = state_.step;
+    progress.total_steps = experiment_.total_steps();
+    progress.loss = last_loss_;
+    if (auto it = state_.last.find("val/accuracy"); it != state_.last.end())
+      progress.last_val = fmt::format("val/accuracy {:.4f}", it->second);
+    else if (auto loss = state_.last.find("val/loss"); loss != state_.last.end())
+      progress.last_val = fmt::format("val/loss {:.4g}", loss->second);
+    progress_.update(progress);
+  }
+
+  std::vector<std::string> metric_list(const std::string& split) const {
+    std::vector<std::string> names;
+    for (const auto& name : metrics_config_[split]) names.push_back(name.get<std::string>());
+    return names;
+  }
+
+  MetricRecord make_record() const {
+    MetricRecord record;
+    record.step = state_.step;
+    record.epoch = state_.epoch;
+    record.phase = state_.phase + 1;
+    record.time = elapsed();
+    return record;
+  }
+
+  void log_train() {
+    MetricRecord record = make_record();
+    for (const std::string& name : metric_list("train")) {
+      if (name == "loss") record.values["train/loss"] = state_.loss_sum / static_cast<double>(std::max<int64_t>(state_.loss_count, 1));
+      else if (name == "lr") record.values["train/lr"] = lr_;
+      else if (name == "grad_norm") record.values["train/grad_norm"] = state_.grad_norm;
+      else if (top_k_of(name) > 0 && state_.seen > 0)
+        record.values["train/" + name] = state_.correct[name] / static_cast<double>(state_.seen);
+    }
+    last_loss_ = record.values.count("train/loss") ? record.values["train/loss"] : last_loss_;
+    state_.loss_sum = 0;
+    state_.loss_count = 0;
+    state_.seen = 0;
+    for (auto& [name, value] : state_.correct) value = 0;
+    append(record);
+  }
+
+  // Writes a record and reacts to the metrics it holds (plateau, early stopping).
+  void append(const MetricRecord& record) {
+    log_.append(record);
+    for (const auto& [key, value] : record.values) state_.last[key] = value;
+    if (scheduler_.plateau)
+      if (auto it = record.values.find(scheduler_.monitor); it != record.values.end()) scheduler_.plateau->step(it->second);
+    if (!has(train_config_, "early_stopping")) return;
+    const json& early = train_config_["early_stopping"];
+    auto it = record.values.find(text(early, "monitor"));
+    if (it == record.values.end()) return;
+    const bool maximize = text(early, "mode") == "max";
+    const double value = it->second, delta = number(early, "min_delta");
+    const bool improved = !state_.early_started || (maximize ? value > state_.early_best + delta
+                                                             : value < state_.early_best - delta);
+    if (improved) {
+      state_.early_best = value;
+      state_.early_wait = 0;
+      state_.early_started = true;
+    } else if (++state_.early_wait >= integer(early, "patience")) {
+      state_.stopped_early = true;
+      progress_.message(fmt::format("step {}: early stopping, {} has not improved for {} evaluations (best {})",
+                                    state_.step, text(early, "monitor"), state_.early_wait, state_.early_best));
+    }
+  }
+
+  void save_checkpoint() {
+    if (state_.step == last_checkpoint_step_) return;
+    std::map<std::string, Tensor> weights;
+    for (const auto& item : experiment_.model.module().state_dict()) weights[item.key()] = item.value();
+    std::map<std::string, std::string> files;
+    files["model.safetensors"] = save_to_bytes(weights, {{"format", "pt"}});
+    const bool in_phase = state_.phase < static_cast<int64_t>(experiment_.phases.size());
+    if (in_phase) {
+      files["optimizer.json"] = optimizer_->state_dict().dump();
+      if (scheduler_.scheduler || scheduler_.plateau) files["scheduler.json"] = scheduler_.state_dict().dump();
+    }
+    LoopState saved = state_;
+    saved.time_offset = elapsed();
+    const GeneratorState generator = default_generator().get_state();
+    json trainer = {{"loop", saved.to_json()},
+                    {"loader", loader_.state_dict()},
+                    {"generator", {{"seed", generator.seed}, {"offset", generator.offset}}},
+                    {"config_hash", options_.config_hash}};
+    files["trainer.json"] = trainer.dump();
+    std::optional<double> monitored;
+    const auto& policy_monitor = checkpoint_policy().monitor;
+    if (auto it = state_.last.find(policy_monitor); it != state_.last.end()) monitored = it->second;
+    if (fault_kind_ == "kill_in_checkpoint" && state_.step == fault_step_)
+      checkpoints_.set_after_file_hook([](const std::string&) { std::raise(SIGKILL); });
+    checkpoints_.save(state_.step, files, monitored);
+    last_checkpoint_step_ = state_.step;
+  }
+
+  void restore() {
+    std::vector<std::string> skipped;
+    std::optional<Checkpoint> checkpoint = checkpoints_.load_latest(skipped);
+    for (const std::string& message : skipped) progress_.message("passed over a checkpoint: " + message);
+    if (!checkpoint)
+      throw Error(fmt::format("--resume: {} has no complete checkpoint to resume from", options_.run_dir.string()));
+    auto file = [&](const std::string& name) -> const std::string& {
+      auto it = checkpoint->files.find(name);
+      if (it == checkpoint->files.end())
+        throw Error(fmt::format("--resume: {} has no {}", checkpoint->dir.string(), name));
+      return it->second;
+    };
+    const json trainer = json::parse(file("trainer.json"));
+    if (trainer.at("config_hash") != options_.config_hash)
+      throw Error(fmt::format("--resume: {} was written by a run with another config (hash {}, this run {})",
+                              checkpoint->dir.string(), trainer.at("config_hash").get<std::string>(), options_.config_hash));
+    experiment_.model.module().load_state_dict(load_from_bytes(file("model.safetensors")));
+    state_.from_json(trainer.at("loop"));
+    begin_phase(/*restoring=*/true);
+    if (state_.phase < static_cast<int64_t>(experiment_.phases.size())) {
+      optimizer_->load_state_dict(json::parse(file("optimizer.json")));
+      if (scheduler_.scheduler || scheduler_.plateau) scheduler_.load_state_dict(json::parse(file("scheduler.json")));
+    }
+    loader_.load_state_dict(trainer.at("loader"));
+    default_generator().set_state({trainer.at("generator").at("seed"), trainer.at("generator").at("offset")});
+    log_.truncate_after(state_.step);
+    last_checkpoint_step_ = state_.step;
+    progress_.message(fmt::format("resumed from {} (step {}, epoch {}, phase {})", checkpoint->dir.string(), state_.step,
+                                  state_.epoch, state_.phase + 1));
+  }
+
+  void finish(RunResult& result) {
+    save_checkpoint();
+    if (experiment_.has_test) {
+      MetricRecord record = make_record();
+      json confusion;
+      for (const auto& [name, value] : evaluate(experiment_, experiment_.test, metric_list("test"), &confusion))
+        record.values["test/" + name] = value;
+      log_.append(record);
+      for (const auto& [key, value] : record.values) state_.last[key] = value;
+      if (!confusion.is_null()) write_file_atomic(options_.run_dir / "confusion_matrix_test.json", confusion.dump());
+    }
+    result.stop_reason = state_.stopped_early
+                             ? "early stopping on " + text(train_config_["early_stopping"], "monitor")
+                             : "completed";
+  }
+
+  void draw() {
+    if (!flag(experiment_.config["output"], "plots")) return;
+    try {
+      // A test metric is one point at the end: only the loss plot shows it.
+      std::vector<std::string> keys;
+      for (const std::string& key : experiment_.metric_keys)
+        if (key.rfind("test/", 0) != 0 || key == "test/loss") keys.push_back(key);
+      draw_plots(options_.run_dir / "plots", standard_plots(log_.read_all(), keys));
+    } catch (const Error& e) {
+      progress_.message(fmt::format("warning: no plots: {}", e.what()));
+    }
+  }
+
+  Experiment& experiment_;
+  TrainerOptions options_;
+  const json& train_config_;
+  const json& metrics_config_;
+  IndexLoader loader_;
+  CheckpointManager checkpoints_;
+  MetricsLog log_;
+  Progress progress_;
+  LoopState state_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  BuiltScheduler scheduler_;
+  bool is_lbfgs_ = false;
+  bool advance_ = false;
+  double lr_ = 0, last_loss_ = 0;
+  int64_t last_checkpoint_step_ = -1;
+  Clock::time_point start_;
+  std::string fault_kind_;
+  int64_t fault_step_ = -1;
+};
+
+}  // namespace
+
+std::map<std::string, double> evaluate(const Experiment& experiment, const SplitData& split,
+                                       const std::vector<std::string>& metrics, json* confusion) {
+  NoGradGuard no_grad;
+  nn::Module& module = experiment.model.module();
+  const bool training = module.is_training();
+  module.eval();
+  const json& loader = experiment.config["data"]["loader"];
+  const int64_t chunk = has(loader, "eval_batch_size") ? integer(loader, "eval_batch_size") : 1000;
+  const int64_t n = split.size();
+  double loss_sum = 0;
+  std::map<std::string, double> correct;
+  const int64_t classes = std::max<int64_t>(split.num_classes, experiment.train.num_classes);
+  Tensor matrix;
+  const bool wants_confusion =
+      confusion != nullptr && std::find(metrics.begin(), metrics.end(), "confusion_matrix") != metrics.end();
+  if (wants_confusion) matrix = zeros({classes, classes}, kInt64);
+  for (int64_t start = 0; start < n; start += chunk) {
+    const int64_t count = std::min(chunk, n - start);
+    Batch batch = make_batch(split, arange(start, start + count), experiment.dtype);
+    Tensor output = match_target_shape(experiment.model.forward(batch), batch.targets);
+    loss_sum += experiment.loss(output, batch.targets).item<double>() * static_cast<double>(count);
+    for (const std::string& name : metrics)
+      if (const int64_t k = top_k_of(name); k > 0) correct[name] += correct_in_top_k(output, batch.targets, k).sum().item<double>();
+    if (wants_confusion) {
+      Tensor cells = batch.targets.to(kInt64) * classes + predicted_class(output);
+      matrix = matrix + zeros({classes * classes}, kInt64).scatter_add(0, cells, ones_like(cells)).reshape({classes, classes});
+    }
+  }
+  module.train(training);
+  std::map<std::string, double> values;
+  for (const std::string& name : metrics) {
+    if (name == "loss") values["loss"] = loss_sum / static_cast<double>(n);
+    else if (top_k_of(name) > 0) values[name] = correct[name] / static_cast<double>(n);
+  }
+  if (wants_confusion) {
+    json rows = json::array();
+    for (int64_t i = 0; i < classes; ++i) {
+      json row = json::array();
+      for (int64_t j = 0; j < classes; ++j) row.push_back(matrix[i][j].item<int64_t>());
+      rows.push_back(row);
+    }
+    *confusion = {{"rows", "true class"}, {"columns", "predicted class"}, {"matrix", rows}};
+  }
+  return values;
+}
+
+RunResult train_experiment(Experiment& experiment, const TrainerOptions& options) {
+  Trainer trainer(experiment, options);
+  return trainer.run();
+}
+
+}  // namespace gradiens::train
