@@ -15,6 +15,7 @@
 
 #include "bench/gemm_report.h"
 #include "bench/lstm_packed.h"
+#include "bench/train_loop_overhead.h"
 #include "engine/convolution.h"
 #include "engine/generator.h"
 #include "gradiens.h"
@@ -392,6 +393,8 @@ const std::vector<Workload>& workloads() {
       {"conv2d", conv2d_workload},
       {"conv2d_nhwc", conv2d_nhwc_workload},
       {"phm_linear_f32", phm_linear_f32},
+      {"train_loop_overhead",
+       [](const Options& options) { train_loop_overhead(options.threads, options.repeat > 0 ? options.repeat : 5, GRADIENS_VERSION); }},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).
       {"gemm_kernels", [](const Options& options) { print_gemm_report(options.threads); }},
   };

@@ -2,6 +2,9 @@
 // config and expects the validator's exact message (with its JSON path).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -278,4 +281,39 @@ TEST_CASE("config: resolving fills defaults, normalizes numbers and derives size
   CHECK(experiment.config["model"]["layers"][2]["in_features"] == 16);
   CHECK(experiment.batches_per_epoch == 6);  // 96 / 16
   CHECK(experiment.total_steps() == 12);
+}
+
+TEST_CASE("config: the fuzzer's regression inputs end in diagnostics, never a crash") {
+  // Each file: a --set assignment on the first line, then a config (fuzz/fuzz_config.cpp).
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GRADIENS_SOURCE_DIR) /
+                                                               "tests/train/config_corpus")) {
+    ++files;
+    CAPTURE(entry.path().string());
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t newline = input.find('\n');
+    gt::Diagnostics diagnostics;
+    json config;
+    CHECK_NOTHROW(config = gt::parse_config_text(input.substr(newline + 1), "fuzz.json", diagnostics));
+    if (diagnostics.empty() && config.is_object()) {
+      CHECK_NOTHROW(gt::apply_set(config, input.substr(0, newline), gt::run_spec(), gt::builtin().specs, diagnostics));
+      CHECK_NOTHROW(gt::resolve_object(config, gt::run_spec(), "", gt::builtin().specs, diagnostics));
+    }
+    CHECK(!diagnostics.empty());
+  }
+  CHECK(files >= 1);
+  // A --set value that is not JSON and not valid UTF-8 either.
+  json utf8 = base_config();
+  gt::Diagnostics set_diagnostics;
+  gt::apply_set(utf8, "name=caf\xe9", gt::run_spec(), gt::builtin().specs, set_diagnostics);
+  CHECK(set_diagnostics.messages() == std::vector<std::string>{"--set name: the value is not valid UTF-8 text"});
+  // A number beyond double's range is a parse error with its position, as a syntax error is.
+  const auto overflow = problems_of_text("{\"seed\": 1e999}");
+  REQUIRE(overflow.size() == 1);
+  CHECK(overflow[0] == "run.json: not valid JSON: number overflow parsing '1e999'");
+  // An integral number beyond int64 is out of range, not converted.
+  json config = base_config();
+  config["seed"] = 1e300;
+  CHECK(problems(config) == std::vector<std::string>{"seed: 1e+300 is out of range (expected an integer >= 0)"});
 }

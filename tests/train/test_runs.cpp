@@ -182,3 +182,47 @@ TEST_CASE("runs: run directory, summary, plots and resume rules") {
   CHECK(shell(kTrainer + " --resume " + run.string() + " --set train.phases.1.steps=25 > /dev/null") == 0);
   CHECK(json::parse(slurp(run / "summary.json"))["steps"] == 39);
 }
+
+TEST_CASE("runs: SIGTERM finishes the step, writes a checkpoint and says how to resume") {
+  // Long enough to be killed while it trains: 100 epochs of 7 steps.
+  std::string text = kResumeConfig;
+  text.replace(text.find("\"steps\": 19"), 11, "\"steps\": 686");
+  const fs::path config = write_config("signal.json", text);
+  const fs::path reference_out = kWork / "signal_reference", out = kWork / "signal_run";
+  fs::remove_all(reference_out);
+  fs::remove_all(out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + reference_out.string() + " > /dev/null") == 0);
+  // Start, wait for the first metrics, then SIGTERM; the exit status goes to a file.
+  const fs::path status = kWork / "signal_status", stderr_file = kWork / "signal_stderr";
+  const std::string script =
+      "(" + kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2> " +
+      stderr_file.string() + " & pid=$!; for i in $(seq 200); do ls " + out.string() +
+      "/*/metrics.jsonl > /dev/null 2>&1 && break; sleep 0.02; done; kill -TERM $pid; wait $pid; echo $? > " +
+      status.string() + ")";
+  shell(script);
+  const std::string code = slurp(status);
+  const fs::path run = only_run_dir(out);
+  if (code.rfind("0", 0) == 0) {
+    MESSAGE("the run ended before the signal arrived; nothing to check");
+    return;
+  }
+  CHECK(code == "143\n");  // 128 + SIGTERM
+  CHECK(slurp(stderr_file).find("resume with:\n  gradiens-train --resume " + run.string()) != std::string::npos);
+  CHECK(shell(kTrainer + " --resume " + run.string() + " > /dev/null") == 0);
+  CHECK(metric_lines(run) == metric_lines(only_run_dir(reference_out)));
+  CHECK(final_weights(run) == final_weights(only_run_dir(reference_out)));
+}
+
+TEST_CASE("runs: a non-finite loss stops the run with an error naming the step") {
+  std::string text = kResumeConfig;
+  const std::string adam = R"({"type": "Adam", "lr": 0.02})";
+  text.replace(text.find(adam), adam.size(), R"({"type": "SGD", "lr": 1e38})");
+  const fs::path config = write_config("nonfinite.json", text);
+  const fs::path out = kWork / "nonfinite_run", stderr_file = kWork / "nonfinite_stderr";
+  fs::remove_all(out);
+  CHECK(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2> " +
+              stderr_file.string()) == 2);
+  CHECK(slurp(stderr_file) ==
+        "gradiens-train: step 2 (phase 1, epoch 1): the training loss (train/loss, cross_entropy) is inf; lower the "
+        "learning rate or check the data\n");
+}

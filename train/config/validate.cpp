@@ -61,7 +61,8 @@ std::string quoted_list(const std::vector<std::string>& names) {
 
 // "a string \"0.1\"", "an integer 3": what a value was, for error messages.
 std::string describe_json(const json& value) {
-  std::string shown = value.dump();
+  // Invalid UTF-8 (a raw --set value) is shown with replacement characters.
+  std::string shown = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
   switch (value.type()) {
     case json::value_t::string: return "a string " + shown;
@@ -215,7 +216,7 @@ json parse_config_text(std::string_view text, const std::string& source, Diagnos
   };
   try {
     return json::parse(text.begin(), text.end(), callback);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number too large for a double (out_of_range)
     std::string what = e.what();
     const size_t bracket = what.find("] ");
     if (what.rfind("[json.exception", 0) == 0 && bracket != std::string::npos) what = what.substr(bracket + 2);
@@ -235,6 +236,12 @@ json resolve_value(const json& value, const ValueType& type, const std::string& 
       if (!value.is_number() || (value.is_number_float() && (!std::isfinite(value.get<double>()) ||
                                                               std::trunc(value.get<double>()) != value.get<double>()))) {
         wrong_type(value, type, path, diagnostics);
+        return value;
+      }
+      // Beyond int64 (1e300, 2^64 - 1): out of range for any field, not converted.
+      if ((value.is_number_float() && std::fabs(value.get<double>()) >= 9.2e18) ||
+          (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+        diagnostics.error(path, fmt::format("{} is out of range (expected {})", value.dump(), type.describe()));
         return value;
       }
       const auto integer = value.is_number_float() ? static_cast<int64_t>(value.get<double>()) : value.get<int64_t>();
@@ -518,6 +525,12 @@ void apply_set(json& config, const std::string& assignment, const ObjectSpec& ro
     if (!value.is_string() && only_strings(*field->type)) value = text;
   } catch (const json::parse_error&) {
     value = text;
+  }
+  try {
+    (void)value.dump();
+  } catch (const json::type_error&) {
+    diagnostics.error("--set " + key, "the value is not valid UTF-8 text");
+    return;
   }
   json* parent = parent_of(config, path);
   GD_INTERNAL_ASSERT(parent != nullptr, "apply_set: field_at accepted a path without a parent");
