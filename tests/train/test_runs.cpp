@@ -70,7 +70,7 @@ const char* kResumeConfig = R"({
       {"optimizer": {"type": "Adam", "lr": 0.02}, "epochs": 2,
        "scheduler": {"type": "StepLR", "step_size": 4, "gamma": 0.7, "interval": "step"}},
       {"optimizer": {"type": "SGD", "lr": 0.05, "momentum": 0.9}, "steps": 19,
-       "scheduler": {"type": "CosineAnnealingLR", "interval": "epoch"}}],
+       "scheduler": {"type": "ReduceLROnPlateau", "monitor": "val/loss", "patience": 0, "factor": 0.5}}],
     "log_every": 2,
     "eval_every": {"every": 5, "unit": "steps"},
     "checkpoint": {"every": 3, "unit": "steps", "keep_last": 2,
@@ -142,7 +142,18 @@ TEST_CASE("runs: a run killed at any point and resumed ends bit for bit as an un
     // Killed where intended: the checkpoint being written is left incomplete.
     if (fault == "kill_in_checkpoint:9") CHECK(fs::exists(run / "checkpoints" / "step-000000009.tmp"));
     CHECK(metric_lines(run).size() < reference_lines.size());
-    CHECK(shell(kTrainer + " --resume " + run.string() + " > /dev/null") == 0);
+    std::string resume_log = (kWork / "resume_log").string();
+    if (fault == "kill_at_step:20") {
+      // Hand-edit the newest checkpoint (step 18): resume passes over it to step 15's.
+      std::ofstream(run / "checkpoints" / "step-000000018" / "trainer.json", std::ios::app) << " ";
+    }
+    CHECK(shell(kTrainer + " --resume " + run.string() + " > " + resume_log) == 0);
+    if (fault == "kill_at_step:20") {
+      const std::string log = slurp(resume_log);
+      CHECK(log.find("passed over a checkpoint: ") != std::string::npos);
+      CHECK(log.find("step-000000018: trainer.json") != std::string::npos);
+      CHECK(log.find("resumed from " + (run / "checkpoints" / "step-000000015").string()) != std::string::npos);
+    }
     CHECK(metric_lines(run) == reference_lines);
     CHECK(final_weights(run) == reference_weights);
     // The CSV has one header, and as many rows as the JSONL.
@@ -225,4 +236,20 @@ TEST_CASE("runs: a non-finite loss stops the run with an error naming the step")
   CHECK(slurp(stderr_file) ==
         "gradiens-train: step 2 (phase 1, epoch 1): the training loss (train/loss, cross_entropy) is inf; lower the "
         "learning rate or check the data\n");
+}
+
+TEST_CASE("runs: early stopping ends the run after `patience` evaluations without improvement") {
+  std::string text = kResumeConfig;
+  // No improvement can reach min_delta 2 on an accuracy: the first evaluation
+  // (step 5) sets the best, the next two (10, 15) use up the patience.
+  text.insert(text.find("\"phases\": ["),
+              R"("early_stopping": {"monitor": "val/accuracy", "mode": "max", "patience": 2, "min_delta": 2}, )");
+  const fs::path config = write_config("early.json", text);
+  const fs::path out = kWork / "early_run";
+  fs::remove_all(out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
+  const fs::path run = only_run_dir(out);
+  const json summary = json::parse(slurp(run / "summary.json"));
+  CHECK(summary["status"] == "early stopping on val/accuracy");
+  CHECK(summary["steps"] == 15);
 }

@@ -51,7 +51,7 @@ json object_schema(const ObjectSpec& spec, bool typed) {
   for (const Field& field : spec.fields) {
     json property = type_schema(*field.type);
     property["description"] = field.description;
-    if (!field.default_value.is_null()) property["default"] = field.default_value;
+    if (field.has_default) property["default"] = field.default_value;
     properties[field.name] = property;
     if (field.required) required.push_back(field.name);
   }

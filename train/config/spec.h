@@ -63,12 +63,17 @@ struct Field {
   std::string name;
   TypePtr type;
   std::string description;
-  json default_value;        // filled in when the key is absent; null: no default
+  json default_value;        // filled in when the key is absent (null too: PyTorch's None)
+  bool has_default = false;
   bool required = false;
   bool derived = false;      // filled in by the builder from the data when absent
   bool resume_safe = false;  // may change on --resume without changing the run's results
 
-  Field& default_(json value) { default_value = std::move(value); return *this; }
+  Field& default_(json value) {
+    default_value = std::move(value);
+    has_default = true;
+    return *this;
+  }
   Field& require() { required = true; return *this; }
   Field& derive() { derived = true; return *this; }
   Field& safe_on_resume() { resume_safe = true; return *this; }

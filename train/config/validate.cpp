@@ -340,7 +340,7 @@ json resolve_typed_object(const json& value, const ObjectSpec& spec, const std::
       resolved[field.name] = resolve_value(*it, *field.type, join_path(path, field.name), registry, diagnostics);
     } else if (field.required) {
       diagnostics.error(join_path(path, field.name), fmt::format("missing (required: {})", field.description));
-    } else if (!field.default_value.is_null()) {
+    } else if (field.has_default) {
       // A default section ({}) gets its own defaults filled in.
       resolved[field.name] = resolve_value(field.default_value, *field.type, join_path(path, field.name), registry,
                                            diagnostics);

@@ -1,0 +1,106 @@
+// Experiments built and trained in process: tensors from a .safetensors file,
+// gradient accumulation against one large batch, and evaluation metrics
+// against counts done by hand.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "engine/autograd/grad_mode.h"
+#include "engine/functions.h"
+#include "engine/generator.h"
+#include "engine/io/safetensors.h"
+#include "engine/tensor_data.h"
+#include "train/config/run_spec.h"
+#include "train/config/validate.h"
+#include "train/experiment.h"
+#include "train/trainer.h"
+
+namespace gt = gradiens::train;
+namespace gd = gradiens;
+namespace fs = std::filesystem;
+using gt::json;
+
+namespace {
+
+gt::json resolve(const json& config) {
+  gt::Diagnostics diagnostics;
+  json resolved = gt::resolve_object(config, gt::run_spec(), "", gt::builtin().specs, diagnostics);
+  REQUIRE_MESSAGE(diagnostics.empty(), diagnostics.str());
+  return resolved;
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(GRADIENS_TRAIN_TEST_DIR) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("experiment: TensorFile data, derived sizes, and evaluation counted by hand") {
+  const fs::path dir = scratch("tensor_file");
+  gd::Generator generator(5);
+  gd::Tensor inputs = gd::randn({40, 6}, generator);
+  gd::Tensor targets = gd::randint(0, 4, {40}, generator);
+  gd::save({{"x", inputs}, {"y", targets}}, (dir / "set.safetensors").string());
+  json config = {{"version", 1},
+                 {"model", {{"type", "Linear"}, {"out_features", 4}}},
+                 {"data", {{"train", {{"type", "TensorFile"}, {"path", "set.safetensors"}, {"inputs", "x"}, {"targets", "y"}}},
+                           {"val", {{"type", "TensorFile"}, {"path", "set.safetensors"}, {"inputs", "x"}, {"targets", "y"},
+                                    {"limit", 25}}}}},
+                 {"loss", {{"type", "cross_entropy"}}},
+                 {"optimizer", {{"type", "SGD"}, {"lr", 0.1}}},
+                 {"metrics", {{"val", {"loss", "accuracy", "top2_accuracy"}}}},
+                 {"train", {{"steps", 1}}}};
+  gt::Experiment experiment = gt::build_experiment(resolve(config), dir.string());
+  CHECK(experiment.train.size() == 40);
+  CHECK(experiment.val.size() == 25);
+  CHECK(experiment.train.num_classes == 4);
+  CHECK(experiment.config["model"]["in_features"] == 6);
+  // The metrics against the same quantities computed directly on the model.
+  auto values = gt::evaluate(experiment, experiment.val, {"loss", "accuracy", "top2_accuracy"});
+  gd::NoGradGuard no_grad;
+  gt::Batch batch;
+  batch.inputs = inputs.narrow(0, 0, 25);
+  gd::Tensor logits = experiment.model.forward(batch);
+  gd::Tensor y = targets.narrow(0, 0, 25);
+  const double accuracy = logits.argmax(1).eq(y).to(gd::kFloat64).mean().item<double>();
+  gd::Tensor top2 = std::get<1>(gd::topk(logits, 2, 1));
+  const double top2_accuracy = top2.eq(y.unsqueeze(1)).any(1).to(gd::kFloat64).mean().item<double>();
+  CHECK(values["accuracy"] == doctest::Approx(accuracy).epsilon(1e-12));
+  CHECK(values["top2_accuracy"] == doctest::Approx(top2_accuracy).epsilon(1e-12));
+  CHECK(values["loss"] == doctest::Approx(experiment.loss(logits, y).item<double>()).epsilon(1e-6));
+  // A missing tensor name is an error naming the key and the file.
+  config["data"]["train"]["inputs"] = "z";
+  CHECK_THROWS_WITH(gt::build_experiment(resolve(config), dir.string()),
+                    ("data.train.inputs: " + (dir / "set.safetensors").string() + " has no tensor \"z\"").c_str());
+}
+
+TEST_CASE("experiment: accumulating 4 batches of 8 steps like one batch of 32") {
+  // Plain SGD on a mean loss: the mean of four quarter-batch gradients is the
+  // full batch's gradient, so the weights agree to rounding.
+  auto run = [&](int64_t batch_size, int64_t accumulate, const std::string& name) {
+    json config = {{"version", 1}, {"seed", 2}, {"dtype", "float64"},
+                   {"model", {{"type", "Sequential"}, {"layers", {{{"type", "Linear"}, {"out_features", 8}},
+                                                                  {{"type", "Tanh"}},
+                                                                  {{"type", "Linear"}, {"out_features", 1}}}}}},
+                   {"data", {{"train", {{"type", "SyntheticRegression"}, {"size", 64}, {"features", 3}}},
+                             {"loader", {{"batch_size", batch_size}, {"shuffle", false}}}}},
+                   {"loss", {{"type", "mse_loss"}}},
+                   {"optimizer", {{"type", "SGD"}, {"lr", 0.1}}},
+                   {"train", {{"epochs", 3}, {"accumulate", accumulate}}},
+                   {"output", {{"plots", false}, {"progress", "none"}}}};
+    gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+    gt::TrainerOptions options;
+    options.run_dir = scratch(name);
+    options.progress = "none";
+    gt::RunResult result = gt::train_experiment(experiment, options);
+    CHECK(result.steps == 6);  // 2 optimizer steps an epoch either way
+    return experiment.model.parameters();
+  };
+  auto whole = run(32, 1, "accumulate_whole");
+  auto parts = run(8, 4, "accumulate_parts");
+  REQUIRE(whole.size() == parts.size());
+  for (size_t i = 0; i < whole.size(); ++i) CHECK(gd::allclose(whole[i], parts[i], 1e-12, 1e-14));
+}
