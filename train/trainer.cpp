@@ -51,23 +51,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using IndexLoader = data::DataLoader<data::TensorDataset>;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-json double_json(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  return value;
-}
-
-double json_double(const json& value) {
-  if (value.is_string()) {
-    const auto text = value.get<std::string>();
-    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
-    return text == "inf" ? kInf : -kInf;
-  }
-  return value.get<double>();
-}
-
 int64_t top_k_of(const std::string& metric) {
   static const std::regex pattern("top([1-9][0-9]*)_accuracy");
   std::smatch match;
@@ -110,13 +93,13 @@ struct LoopState {
 
   json to_json() const {
     json last_json = json::object();
-    for (const auto& [key, value] : last) last_json[key] = double_json(value);
+    for (const auto& [key, value] : last) last_json[key] = double_to_json(value);
     json correct_json = json::object();
     for (const auto& [key, value] : correct) correct_json[key] = value;
     return {{"step", step}, {"phase", phase}, {"phase_step", phase_step}, {"epoch", epoch},
-            {"batch_in_epoch", batch_in_epoch}, {"loss_sum", double_json(loss_sum)}, {"loss_count", loss_count},
-            {"seen", seen}, {"correct", correct_json}, {"grad_norm", double_json(grad_norm)},
-            {"early_best", double_json(early_best)}, {"early_wait", early_wait}, {"early_started", early_started},
+            {"batch_in_epoch", batch_in_epoch}, {"loss_sum", double_to_json(loss_sum)}, {"loss_count", loss_count},
+            {"seen", seen}, {"correct", correct_json}, {"grad_norm", double_to_json(grad_norm)},
+            {"early_best", double_to_json(early_best)}, {"early_wait", early_wait}, {"early_started", early_started},
             {"stopped_early", stopped_early}, {"last", last_json}, {"time_offset", time_offset}};
   }
   void from_json(const json& j) {
@@ -125,18 +108,18 @@ struct LoopState {
     phase_step = j.at("phase_step");
     epoch = j.at("epoch");
     batch_in_epoch = j.at("batch_in_epoch");
-    loss_sum = json_double(j.at("loss_sum"));
+    loss_sum = double_from_json(j.at("loss_sum"), "trainer.json");
     loss_count = j.at("loss_count");
     seen = j.at("seen");
     correct.clear();
     for (const auto& [key, value] : j.at("correct").items()) correct[key] = value.get<double>();
-    grad_norm = json_double(j.at("grad_norm"));
-    early_best = json_double(j.at("early_best"));
+    grad_norm = double_from_json(j.at("grad_norm"), "trainer.json");
+    early_best = double_from_json(j.at("early_best"), "trainer.json");
     early_wait = j.at("early_wait");
     early_started = j.at("early_started");
     stopped_early = j.at("stopped_early");
     last.clear();
-    for (const auto& [key, value] : j.at("last").items()) last[key] = json_double(value);
+    for (const auto& [key, value] : j.at("last").items()) last[key] = double_from_json(value, "trainer.json");
     time_offset = j.at("time_offset");
   }
 };

@@ -489,6 +489,16 @@ json* parent_of(json& config, const std::vector<PathStep>& path) {
   return node;
 }
 
+// The steps of an override's key path; none, after reporting, when it is malformed.
+std::vector<PathStep> override_path(const std::string& option, const std::string& key, Diagnostics& diagnostics) {
+  try {
+    return parse_override_path(key);
+  } catch (const Error& e) {
+    diagnostics.error(option + " " + key, e.what());
+    return {};
+  }
+}
+
 bool only_strings(const ValueType& type) {
   if (type.kind == ValueType::Kind::kString) return true;
   if (type.kind != ValueType::Kind::kAnyOf) return false;
@@ -506,13 +516,8 @@ void apply_set(json& config, const std::string& assignment, const ObjectSpec& ro
     return;
   }
   const std::string key = assignment.substr(0, equals), text = assignment.substr(equals + 1);
-  std::vector<PathStep> path;
-  try {
-    path = parse_override_path(key);
-  } catch (const Error& e) {
-    diagnostics.error("--set " + key, e.what());
-    return;
-  }
+  const std::vector<PathStep> path = override_path("--set", key, diagnostics);
+  if (path.empty()) return;
   std::string problem;
   const Field* field = field_at(config, path, root, registry, problem);
   if (field == nullptr) {
@@ -539,13 +544,8 @@ void apply_set(json& config, const std::string& assignment, const ObjectSpec& ro
 }
 
 void apply_unset(json& config, const std::string& key, Diagnostics& diagnostics) {
-  std::vector<PathStep> path;
-  try {
-    path = parse_override_path(key);
-  } catch (const Error& e) {
-    diagnostics.error("--unset " + key, e.what());
-    return;
-  }
+  const std::vector<PathStep> path = override_path("--unset", key, diagnostics);
+  if (path.empty()) return;
   json* parent = parent_of(config, path);
   if (parent == nullptr || !parent->is_object() || !parent->contains(path.back().key)) {
     diagnostics.error("--unset " + key, "not in the config");

@@ -25,25 +25,12 @@ constexpr const char* kStateFile = "checkpointer.json";
 constexpr const char* kManifestFormat = "gradiens-checkpoint";
 constexpr const char* kStateFormat = "gradiens-checkpointer";
 
-// JSON has no NaN or infinity, so those are written as strings; an absent
-// value is null.
-json monitored_to_json(const std::optional<double>& value) {
-  if (!value) return nullptr;
-  if (std::isnan(*value)) return "nan";
-  if (std::isinf(*value)) return *value > 0 ? "inf" : "-inf";
-  return *value;
-}
+// A monitored value (NaN and infinities as strings; absent: null).
+json monitored_to_json(const std::optional<double>& value) { return value ? double_to_json(*value) : json(nullptr); }
 
 std::optional<double> monitored_from_json(const json& value) {
   if (value.is_null()) return std::nullopt;
-  if (value.is_number()) return value.get<double>();
-  if (value.is_string()) {
-    const std::string& text = value.get_ref<const std::string&>();
-    if (text == "nan") return std::nan("");
-    if (text == "inf") return HUGE_VAL;
-    if (text == "-inf") return -HUGE_VAL;
-  }
-  throw Error(fmt::format("monitored value {} is not a number, \"nan\", \"inf\", \"-inf\" or null", value.dump()));
+  return double_from_json(value, "a monitored value");
 }
 
 // The step a canonical checkpoint directory name stands for; nullopt for any

@@ -3,6 +3,7 @@
 #include "train/run/files.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -137,6 +138,24 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   }
   std::filesystem::path dir = path.parent_path();
   fsync_path(dir.empty() ? std::filesystem::path(".") : dir);
+}
+
+nlohmann::json double_to_json(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+double double_from_json(const nlohmann::json& value, std::string_view what) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text == "nan") return std::nan("");
+    if (text == "inf") return HUGE_VAL;
+    if (text == "-inf") return -HUGE_VAL;
+  }
+  throw Error(fmt::format("{} is {}, not a number, \"nan\", \"inf\" or \"-inf\"", what,
+                          value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 }  // namespace gradiens::train

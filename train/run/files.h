@@ -1,10 +1,12 @@
 // Small file utilities for a run directory: SHA-256, whole-file reads, fsync,
-// and atomic replace-by-rename writes.
+// atomic replace-by-rename writes, and doubles in JSON (NaN and infinities too).
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace gradiens::train {
 
@@ -26,5 +28,12 @@ void write_file_synced(const std::filesystem::path& path, std::string_view bytes
 // writes a temporary file beside it, fsyncs it, renames it over `path` and
 // fsyncs the directory.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+// JSON has no NaN or infinity (nlohmann would write null, which does not read
+// back as the value): they are written as "nan", "inf" and "-inf"; finite
+// values as numbers, in the shortest text that reads back exactly.
+nlohmann::json double_to_json(double value);
+// The inverse; anything else is a gradiens::Error naming `what`.
+double double_from_json(const nlohmann::json& value, std::string_view what);
 
 }  // namespace gradiens::train

@@ -89,7 +89,7 @@ std::string Progress::rate_and_eta(const ProgressState& state, double now) {
   double rate = static_cast<double>(done) / elapsed;
   std::string text = fmt::format("{:.3g} steps/s", rate);
   if (state.total_steps > state.step)
-    text += " ETA " + format_duration(static_cast<double>(state.total_steps - state.step) / rate);
+    text += fmt::format(" ETA {}", format_duration(static_cast<double>(state.total_steps - state.step) / rate));
   return text;
 }
 
@@ -111,13 +111,13 @@ void Progress::update(const ProgressState& state) {
 
 void Progress::write_line(const ProgressState& state, double now) {
   std::string line;
-  if (!state.phase.empty()) line += "[" + state.phase + "] ";
+  if (!state.phase.empty()) line += fmt::format("[{}] ", state.phase);
   if (state.epochs > 0) line += fmt::format("epoch {}/{} ", state.epoch, state.epochs);
   line += state.total_steps > 0 ? fmt::format("step {}/{}", state.step, state.total_steps)
                                 : fmt::format("step {}", state.step);
   line += fmt::format(" loss {:.6g}", state.loss);
-  if (!state.last_val.empty()) line += " | " + state.last_val;
-  line += " | " + rate_and_eta(state, now);
+  if (!state.last_val.empty()) line += fmt::format(" | {}", state.last_val);
+  line += fmt::format(" | {}", rate_and_eta(state, now));
   std::fputs((printable(line) + "\n").c_str(), out_);
   std::fflush(out_);
   last_line_step_ = state.step;
@@ -130,8 +130,8 @@ void Progress::draw_bar(const ProgressState& state, double now) {
   std::string right = state.total_steps > 0 ? fmt::format(" {}/{}", state.step, state.total_steps)
                                             : fmt::format(" step {}", state.step);
   right += fmt::format(" loss {:.4g}", state.loss);
-  if (!state.last_val.empty()) right += " | " + state.last_val;
-  right += " | " + rate_and_eta(state, now);
+  if (!state.last_val.empty()) right += fmt::format(" | {}", state.last_val);
+  right += fmt::format(" | {}", rate_and_eta(state, now));
   left = printable(left);
   right = printable(right);
 
@@ -143,10 +143,10 @@ void Progress::draw_bar(const ProgressState& state, double now) {
   if (state.total_steps > 0 && bar_width >= 10) {
     double fraction = std::clamp(static_cast<double>(state.step) / static_cast<double>(state.total_steps), 0.0, 1.0);
     auto filled = static_cast<size_t>(fraction * static_cast<double>(bar_width));
-    line += "[" + std::string(filled, '#') + std::string(bar_width - filled, '-') + "]";
+    line += fmt::format("[{}{}]", std::string(filled, '#'), std::string(bar_width - filled, '-'));
   }
   line = clamp_to(line + right, usable);
-  std::fputs(("\r" + line + "\x1b[K").c_str(), out_);
+  std::fputs(fmt::format("\r{}\x1b[K", line).c_str(), out_);
   std::fflush(out_);
   bar_shown_ = true;
   last_draw_ = now;
