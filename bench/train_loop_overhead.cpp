@@ -1,9 +1,10 @@
 // train_loop_overhead: what gradiens-train adds to a training epoch. Both
 // sides train the MLP of configs/fashion_mnist_mlp.json for one epoch on
 // Fashion-MNIST (batch 128, shuffled, Adam, cosine lr per step, the loss read
-// every step); the trainer also logs, checks gradients for non-finite values
-// and writes its end-of-run checkpoint. Data loading and model building are
-// outside the timings on both sides.
+// every step) and save the weights and optimizer state at the end; the
+// trainer also logs metrics, checks the gradients for non-finite values and
+// writes its checkpoint atomically with a manifest. Data loading and model
+// building are outside the timings on both sides.
 #include "bench/train_loop_overhead.h"
 
 #include <algorithm>
@@ -62,8 +63,9 @@ double trainer_epoch(const gt::json& config, const std::filesystem::path& dir) {
 }
 
 // The loop a user writes with the library: the same model, optimizer,
-// schedule and shuffled batches.
-double hand_epoch(const gt::json& config) {
+// schedule and shuffled batches, and the config's end-of-epoch checkpoint
+// (the weights and the optimizer's state).
+double hand_epoch(const gt::json& config, const std::filesystem::path& dir) {
   gt::Experiment experiment = gt::build_experiment(config, std::string(GRADIENS_SOURCE_DIR) + "/configs");
   auto dataset = std::make_shared<gd::data::TensorDataset>(experiment.train.inputs, experiment.train.targets);
   gd::data::DataLoader loader(dataset, gd::data::DataLoaderOptions().batch_size(128).shuffle(true).seed(0));
@@ -82,6 +84,10 @@ double hand_epoch(const gt::json& config) {
     scheduler.step();
     loss_sum += loss.item<double>();
   }
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  model.save((dir / "model.safetensors").string());
+  gt::write_file_atomic(dir / "optimizer.json", optimizer.state_dict().dump());
   const double seconds = seconds_since(start);
   if (!(loss_sum > 0)) std::fprintf(stderr, "train_loop_overhead: unexpected loss sum %g\n", loss_sum);
   return seconds;
@@ -99,7 +105,7 @@ void train_loop_overhead(int threads, int repeat, const char* version) {
   const auto dir = std::filesystem::temp_directory_path() / "gradiens_train_loop_overhead";
   std::vector<double> trainer, hand;
   for (int i = 0; i < repeat; ++i) {
-    hand.push_back(hand_epoch(config));
+    hand.push_back(hand_epoch(config, dir));
     trainer.push_back(trainer_epoch(config, dir));
   }
   std::filesystem::remove_all(dir);

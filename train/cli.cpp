@@ -279,8 +279,11 @@ int run_cli(int argc, char** argv) {
   CLI::App app("gradiens-train: a whole training run from one JSON config (model, data, loss, optimizer, "
                "scheduler, metrics, checkpoints)", "gradiens-train");
   app.add_option("--config", options.config, "the run's JSON config");
-  app.add_option("--set", options.sets, "override a key: --set optimizer.lr=0.01 (repeatable)")->take_all()->expected(1);
-  app.add_option("--unset", options.unsets, "remove a key: --unset scheduler (repeatable)")->expected(1);
+  // Each occurrence takes one value; all occurrences are kept, in order.
+  app.add_option("--set", options.sets, "override a key: --set optimizer.lr=0.01 (repeatable)")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--unset", options.unsets, "remove a key: --unset scheduler (repeatable)")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--out", options.out, "the folder for run directories (default: the config's output.dir)");
   app.add_option("--resume", options.resume, "continue the run in RUN_DIR from its newest complete checkpoint");
   app.add_option("--progress", options.progress, "auto, bar, lines or none")

@@ -32,6 +32,9 @@ struct RunResult {
 
 RunResult train_experiment(Experiment& experiment, const TrainerOptions& options);
 
+// The state_dict name of the first parameter holding a NaN or an infinity.
+std::optional<std::string> first_nonfinite_parameter(const nn::Module& module);
+
 // Evaluates `split` with the model in eval mode: its loss and the requested
 // metrics ("loss", "accuracy", "top5_accuracy"); a confusion matrix is
 // returned in `confusion` when asked for.

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -425,6 +426,22 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
   return out;
 }
 
+// index_select along dim 0 of a contiguous tensor: whole rows, one memcpy
+// each (a batch gathered from a data set). False, having copied nothing, when
+// an index is out of range: the general path then reports it.
+bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
+  const Tensor indices = index.to(kInt64).contiguous();
+  const int64_t* k = indices.data_ptr<int64_t>();
+  const int64_t rows = self.size(0), count = indices.numel();
+  for (int64_t i = 0; i < count; ++i)
+    if (k[i] < 0 || k[i] >= rows) return false;
+  const auto row_bytes = static_cast<size_t>(self.numel() / rows) * self.element_size();
+  const char* src = static_cast<const char*>(self.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * row_bytes, src + k[i] * row_bytes, row_bytes);
+  return true;
+}
+
 struct IndexSelect {
   static constexpr std::string_view name = "IndexSelectBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index) {
@@ -443,6 +460,7 @@ struct IndexSelect {
     shape[dim] = index.numel();
     Tensor out = empty(self.dim() == 0 ? IntArrayRef() : IntArrayRef(shape), self.options());
     if (out.numel() == 0) return out;
+    if (dim == 0 && self.dim() > 0 && self.is_contiguous() && copy_rows(self, index, out)) return out;
     DimVector self_strides = s.strides;
     self_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, shape.size());

@@ -46,6 +46,29 @@ void for_each_output(const ReductionLayout& layout, const T* in, Visit&& visit) 
   });
 }
 
+// sum of x[i]^2 over n contiguous elements, in double. Sixteen accumulators
+// break the add chain (one alone is latency-bound, several times slower) and
+// let the compiler use vector registers; they are added pairwise at the end,
+// so the result may differ from a sequential sum in a double's last bits.
+template <class T>
+double sum_of_squares(const T* x, int64_t n) {
+  constexpr int kLanes = 16;
+  double acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const double v = static_cast<double>(x[i + j]);
+      acc[j] += v * v;
+    }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]);
+    acc[0] += v * v;
+  }
+  for (int width = kLanes / 2; width >= 1; width /= 2)
+    for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+  return acc[0];
+}
+
 // Walks the reduced sub-tensor starting at `base`, calling f(value, linear_index).
 template <class T, class F>
 void for_each_reduced(const ReductionLayout& layout, const T* base, F&& f) {

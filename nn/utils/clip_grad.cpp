@@ -37,20 +37,18 @@ std::vector<Tensor> defined_grads(const std::vector<Tensor>& parameters) {
 
 }  // namespace
 
-Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
   NoGradGuard no_grad;
-  const std::vector<Tensor> grads = defined_grads(parameters);
-  if (grads.empty()) return scalar_tensor(0.0, TensorOptions().dtype(kFloat32));
-  // Each norm moves to the first gradient's device; mixed float widths give
+  if (tensors.empty()) return scalar_tensor(0.0, TensorOptions().dtype(kFloat32));
+  // Each norm moves to the first tensor's device; mixed float widths give
   // the wider one, as torch.stack promotes.
-  ScalarType dtype = grads[0].dtype();
-  for (const Tensor& grad : grads) dtype = promote_types(dtype, grad.dtype());
-  const TensorOptions options = TensorOptions().dtype(dtype).device(grads[0].device());
+  ScalarType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) dtype = promote_types(dtype, t.dtype());
+  const TensorOptions options = TensorOptions().dtype(dtype).device(tensors[0].device());
 
   const bool inf_norm = norm_type == std::numeric_limits<double>::infinity();
   std::vector<Tensor> norms;
-  for (const Tensor& grad : grads) norms.push_back((inf_norm ? grad.abs().max() : norm(grad, norm_type)).to(options));
+  for (const Tensor& t : tensors) norms.push_back((inf_norm ? t.abs().max() : norm(t, norm_type)).to(options));
   Tensor total_norm;
   if (inf_norm)
     total_norm = norms.size() == 1 ? norms[0] : stack(norms).max();
@@ -62,6 +60,15 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
                             "cannot be clipped. To disable this error and scale the gradients by the non-finite "
                             "norm anyway, set `error_if_nonfinite=False`",
                             python_float(norm_type)));
+  return total_norm;
+}
+
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  NoGradGuard no_grad;
+  const std::vector<Tensor> grads = defined_grads(parameters);
+  if (grads.empty()) return scalar_tensor(0.0, TensorOptions().dtype(kFloat32));
+  const Tensor total_norm = get_total_norm(grads, norm_type, error_if_nonfinite);
   // Multiplying by a coefficient clamped to 1 leaves the gradients as they
   // are; doing it anyway avoids reading the norm back from the device.
   Tensor clip_coef = (max_norm / (total_norm + 1e-6)).clamp_max(1.0);

@@ -1,5 +1,6 @@
 // gradiens::nn::utils gradient clipping, as torch.nn.utils.clip_grad_norm_ and
-// clip_grad_value_: they rescale or clamp the .grad of parameters in place.
+// clip_grad_value_: they rescale or clamp the .grad of parameters in place;
+// get_total_norm measures without clipping.
 #pragma once
 
 #include <vector>
@@ -7,6 +8,12 @@
 #include "engine/tensor.h"
 
 namespace gradiens::nn::utils {
+
+// The norm_type-norm of `tensors` concatenated (norm_type may be infinity), as
+// torch.nn.utils.get_total_norm: a 0-dim tensor in the widest float dtype among
+// them (float32 0 for none). error_if_nonfinite makes a NaN or infinite total
+// an error with PyTorch's text.
+Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type = 2.0, bool error_if_nonfinite = false);
 
 // Scales the gradients of `parameters` together so that their total norm (the
 // norm_type-norm of all of them concatenated; norm_type may be infinity) is at

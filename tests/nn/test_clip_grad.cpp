@@ -9,6 +9,7 @@
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
+#include "engine/tensor_data.h"
 #include "nn/utils/clip_grad.h"
 #include "nn/utils/convert_parameters.h"
 #include "tests/engine/op_registry.h"
@@ -245,4 +246,17 @@ TEST_CASE("vector_to_parameters errors") {
   // PyTorch: parameters_to_vector([]).
   CHECK(error_of([&] { gd::nn::utils::parameters_to_vector({}); }) ==
         "torch.cat(): expected a non-empty list of Tensors");
+}
+
+TEST_CASE("get_total_norm: the norm of the tensors concatenated, without changing them") {
+  // [3, 4] and [12]: 2-norm sqrt(9 + 16 + 144) = 13, inf-norm 12, 1-norm 19.
+  gd::Tensor a = gd::tensor({3.0, 4.0}), b = gd::tensor({12.0});
+  CHECK(gd::nn::utils::get_total_norm({a, b}).item<double>() == doctest::Approx(13.0).epsilon(1e-15));
+  CHECK(gd::nn::utils::get_total_norm({a, b}, std::numeric_limits<double>::infinity()).item<double>() == 12.0);
+  CHECK(gd::nn::utils::get_total_norm({a, b}, 1.0).item<double>() == doctest::Approx(19.0).epsilon(1e-15));
+  CHECK(a[0].item<double>() == 3.0);
+  CHECK(gd::nn::utils::get_total_norm({}).item<float>() == 0.0f);
+  gd::Tensor bad = gd::tensor({1.0, std::numeric_limits<double>::infinity()});
+  CHECK(std::isinf(gd::nn::utils::get_total_norm({bad}).item<double>()));
+  CHECK_THROWS_AS(gd::nn::utils::get_total_norm({bad}, 2.0, true), gd::Error);
 }

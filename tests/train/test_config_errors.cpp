@@ -209,6 +209,15 @@ TEST_CASE("config: --set and --unset") {
   CHECK(bracket["model"]["layers"][0]["bias"] == false);
   auto [name, name_problems] = set(base_config(), "name=123");  // a string key keeps the text
   CHECK(name["name"] == "123");
+  // An absent section is created; an absent typed object is not (its "type" is unknown).
+  auto [section, section_problems] = set(base_config(), "output.plots=false");
+  CHECK(section_problems.empty());
+  CHECK(section["output"] == json{{"plots", false}});
+  auto [early, early_problems] = set(base_config(), "train.early_stopping.monitor=val/loss");
+  CHECK(early["train"]["early_stopping"] == json{{"monitor", "val/loss"}});
+  auto [typed, typed_problems] = set(base_config(), "scheduler.gamma=0.5");
+  CHECK(typed_problems ==
+        std::vector<std::string>{"--set: scheduler: not in the config; set it whole (--set scheduler='{...}')"});
   auto [typo, typo_problems] = set(base_config(), "optimizer.lrr=0.1");
   CHECK(typo_problems == std::vector<std::string>{"--set: optimizer.lrr: unknown key; did you mean \"lr\"?"});
   auto [index, index_problems] = set(base_config(), "model.layers.9.out_features=2");

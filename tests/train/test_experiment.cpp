@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <limits>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
@@ -103,4 +104,23 @@ TEST_CASE("experiment: accumulating 4 batches of 8 steps like one batch of 32") 
   auto parts = run(8, 4, "accumulate_parts");
   REQUIRE(whole.size() == parts.size());
   for (size_t i = 0; i < whole.size(); ++i) CHECK(gd::allclose(whole[i], parts[i], 1e-12, 1e-14));
+}
+
+TEST_CASE("experiment: the first non-finite parameter is named by its state_dict key") {
+  json config = {{"version", 1},
+                 {"model", {{"type", "Sequential"}, {"layers", {{{"type", "Linear"}, {"out_features", 3}},
+                                                                {{"type", "ReLU"}},
+                                                                {{"type", "Linear"}, {"out_features", 2}}}}}},
+                 {"data", {{"train", {{"type", "SyntheticClassification"}, {"size", 8}, {"features", 4}}}}},
+                 {"loss", {{"type", "cross_entropy"}}},
+                 {"optimizer", {{"type", "SGD"}, {"lr", 0.1}}},
+                 {"train", {{"steps", 1}}}};
+  gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+  CHECK(!gt::first_nonfinite_parameter(experiment.model.module()).has_value());
+  gd::NoGradGuard no_grad;
+  auto params = experiment.model.module().named_parameters();
+  params["2.bias"].fill_(std::numeric_limits<double>::infinity());
+  CHECK(gt::first_nonfinite_parameter(experiment.model.module()) == std::optional<std::string>("2.bias"));
+  params["0.weight"][1][2].fill_(std::numeric_limits<double>::quiet_NaN());
+  CHECK(gt::first_nonfinite_parameter(experiment.model.module()) == std::optional<std::string>("0.weight"));
 }

@@ -465,6 +465,13 @@ const Field* field_at(const json& config, const std::vector<PathStep>& path, con
     }
     if (i + 1 == path.size()) return field;
     auto it = node->is_object() ? node->find(key) : node->end();
+    if (node->is_object() && it == node->end() && field->type->kind == ValueType::Kind::kObject) {
+      // An absent section ("output") is an empty one: --set output.plots=false creates it.
+      static const json empty = json::object();
+      node = &empty;
+      type = field->type;
+      continue;
+    }
     if (!node->is_object() || it == node->end()) {
       problem = fmt::format("{}: not in the config; set it whole (--set {}='{{...}}')", here, here);
       return nullptr;
@@ -478,12 +485,13 @@ const Field* field_at(const json& config, const std::vector<PathStep>& path, con
 
 namespace {
 
-// The node that holds the last step of `path`, or nullptr.
-json* parent_of(json& config, const std::vector<PathStep>& path) {
+// The node that holds the last step of `path`, or nullptr; with `create`,
+// absent objects on the way are added (field_at has checked they are sections).
+json* parent_of(json& config, const std::vector<PathStep>& path, bool create = false) {
   json* node = &config;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     if (node->is_array() && path[i].index && *path[i].index < node->size()) node = &(*node)[*path[i].index];
-    else if (node->is_object() && node->contains(path[i].key)) node = &(*node)[path[i].key];
+    else if (node->is_object() && (create || node->contains(path[i].key))) node = &(*node)[path[i].key];
     else return nullptr;
   }
   return node;
@@ -537,7 +545,7 @@ void apply_set(json& config, const std::string& assignment, const ObjectSpec& ro
     diagnostics.error("--set " + key, "the value is not valid UTF-8 text");
     return;
   }
-  json* parent = parent_of(config, path);
+  json* parent = parent_of(config, path, /*create=*/true);
   GD_INTERNAL_ASSERT(parent != nullptr, "apply_set: field_at accepted a path without a parent");
   if (parent->is_array()) (*parent)[*path.back().index] = value;
   else (*parent)[path.back().key] = value;
