@@ -517,10 +517,19 @@ class Trainer {
                               checkpoint->dir.string(), trainer.at("config_hash").get<std::string>(), options_.config_hash));
     experiment_.model.module().load_state_dict(load_from_bytes(file("model.safetensors")));
     state_.from_json(trainer.at("loop"));
-    begin_phase(/*restoring=*/true);
-    if (state_.phase < static_cast<int64_t>(experiment_.phases.size())) {
-      optimizer_->load_state_dict(json::parse(file("optimizer.json")));
-      if (scheduler_.scheduler || scheduler_.plateau) scheduler_.load_state_dict(json::parse(file("scheduler.json")));
+    const auto phases = static_cast<int64_t>(experiment_.phases.size());
+    if (state_.phase + 1 < phases && state_.phase_step >= experiment_.phases[state_.phase].steps) {
+      // Saved at the end of a phase: the next one starts afresh, as it does
+      // right after that checkpoint in a run never interrupted.
+      ++state_.phase;
+      state_.phase_step = 0;
+      begin_phase(/*restoring=*/true);
+    } else {
+      begin_phase(/*restoring=*/true);
+      if (state_.phase < phases) {
+        optimizer_->load_state_dict(json::parse(file("optimizer.json")));
+        if (scheduler_.scheduler || scheduler_.plateau) scheduler_.load_state_dict(json::parse(file("scheduler.json")));
+      }
     }
     loader_.load_state_dict(trainer.at("loader"));
     default_generator().set_state({trainer.at("generator").at("seed"), trainer.at("generator").at("offset")});

@@ -130,19 +130,24 @@ TEST_CASE("runs: a run killed at any point and resumed ends bit for bit as an un
   REQUIRE(reference_lines.size() > 10);
 
   // Mid-epoch (step 4 of 7 per epoch), just after a checkpoint (6), at the
-  // phase boundary (14), inside phase 2, and during a checkpoint write (9).
+  // phase boundary (14), inside phase 2, during a checkpoint write (9), and
+  // from a checkpoint taken at the phase boundary (every 7 steps: 14, killed
+  // at 16). Checkpoint cadence does not change the results, so every run is
+  // compared with the same reference.
   for (const std::string fault : {"kill_at_step:4", "kill_at_step:6", "kill_at_step:14", "kill_at_step:20",
-                                  "kill_in_checkpoint:9"}) {
+                                  "kill_in_checkpoint:9", "kill_at_step:16"}) {
     CAPTURE(fault);
     const fs::path out = kWork / ("resume_" + fault.substr(fault.find(':') + 1) + fault.substr(0, 7));
     fs::remove_all(out);
-    CHECK(shell("GRADIENS_TRAIN_FAULT=" + fault + " " + kTrainer + " --config " + config.string() + " --out " +
-                out.string() + " > /dev/null 2>&1") == 128 + 9);
+    const std::string cadence = fault == "kill_at_step:16" ? " --set train.checkpoint.every=7" : "";
+    CHECK(shell("GRADIENS_TRAIN_FAULT=" + fault + " " + kTrainer + " --config " + config.string() + cadence +
+                " --out " + out.string() + " > /dev/null 2>&1") == 128 + 9);
     const fs::path run = only_run_dir(out);
     // Killed where intended: the checkpoint being written is left incomplete.
     if (fault == "kill_in_checkpoint:9") CHECK(fs::exists(run / "checkpoints" / "step-000000009.tmp"));
     CHECK(metric_lines(run).size() < reference_lines.size());
     std::string resume_log = (kWork / "resume_log").string();
+    if (fault == "kill_at_step:16") CHECK(fs::exists(run / "checkpoints" / "step-000000014"));
     if (fault == "kill_at_step:20") {
       // Hand-edit the newest checkpoint (step 18): resume passes over it to step 15's.
       std::ofstream(run / "checkpoints" / "step-000000018" / "trainer.json", std::ios::app) << " ";
