@@ -405,7 +405,8 @@ class Trainer {
     progress.epochs = (experiment_.total_steps() + experiment_.steps_per_epoch - 1) / experiment_.steps_per_epoch;
     progress.step = state_.step;
     progress.total_steps = experiment_.total_steps();
-    progress.loss = last_loss_;
+    // The mean training loss since the last log line (that line's, right after one).
+    progress.loss = state_.loss_count > 0 ? state_.loss_sum / static_cast<double>(state_.loss_count) : last_loss_;
     if (auto it = state_.last.find("val/accuracy"); it != state_.last.end())
       progress.last_val = fmt::format("val/accuracy {:.4f}", it->second);
     else if (auto loss = state_.last.find("val/loss"); loss != state_.last.end())

@@ -72,6 +72,15 @@ TEST_CASE("experiment: TensorFile data, derived sizes, and evaluation counted by
   CHECK(values["accuracy"] == doctest::Approx(accuracy).epsilon(1e-12));
   CHECK(values["top2_accuracy"] == doctest::Approx(top2_accuracy).epsilon(1e-12));
   CHECK(values["loss"] == doctest::Approx(experiment.loss(logits, y).item<double>()).epsilon(1e-6));
+  // The confusion matrix: rows the true class, columns the predicted one.
+  json confusion;
+  gt::evaluate(experiment, experiment.val, {"confusion_matrix"}, &confusion);
+  const gd::Tensor predicted = logits.argmax(1);
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t p = 0; p < 4; ++p) {
+      const int64_t count = (y.eq(t) & predicted.eq(p)).sum().item<int64_t>();
+      CHECK(confusion["matrix"][t][p] == count);
+    }
   // A missing tensor name is an error naming the key and the file.
   config["data"]["train"]["inputs"] = "z";
   CHECK_THROWS_WITH(gt::build_experiment(resolve(config), dir.string()),
@@ -123,4 +132,23 @@ TEST_CASE("experiment: the first non-finite parameter is named by its state_dict
   CHECK(gt::first_nonfinite_parameter(experiment.model.module()) == std::optional<std::string>("2.bias"));
   params["0.weight"][1][2].fill_(std::numeric_limits<double>::quiet_NaN());
   CHECK(gt::first_nonfinite_parameter(experiment.model.module()) == std::optional<std::string>("0.weight"));
+}
+
+TEST_CASE("experiment: every training sampler runs its epochs") {
+  for (const char* sampler : {"sequential", "random", "random_with_replacement", "class_balanced"}) {
+    CAPTURE(sampler);
+    json config = {{"version", 1},
+                   {"model", {{"type", "Linear"}, {"out_features", 3}}},
+                   {"data", {{"train", {{"type", "SyntheticClassification"}, {"size", 30}, {"features", 2}, {"classes", 3}}},
+                             {"loader", {{"batch_size", 8}, {"shuffle", false}, {"sampler", sampler}}}}},
+                   {"loss", {{"type", "cross_entropy"}}},
+                   {"optimizer", {{"type", "SGD"}, {"lr", 0.1}}},
+                   {"train", {{"epochs", 2}}},
+                   {"output", {{"plots", false}, {"progress", "none"}}}};
+    gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+    gt::TrainerOptions options;
+    options.run_dir = scratch(std::string("sampler_") + sampler);
+    options.progress = "none";
+    CHECK(gt::train_experiment(experiment, options).steps == 8);  // 4 batches of 30 an epoch
+  }
 }
