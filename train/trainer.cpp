@@ -324,11 +324,11 @@ class Trainer {
   // Note [Non-finite gradients]: a gradient is checked directly only where
   // its norm is computed anyway (clipping by norm, the grad_norm metric): a
   // separate pass over every gradient costs a few percent of a step. A
-  // non-finite gradient makes the optimizer's step write NaN or infinity into
-  // its parameter, which the next loss shows; the parameters are then scanned
-  // to tell that case (naming the step and the parameter) from a non-finite
-  // loss of finite parameters. A parameter whose NaN does not reach the loss
-  // is caught by the scan before each checkpoint and at the end.
+  // non-finite gradient (or an overflowing update) makes the optimizer's step
+  // write NaN or infinity into its parameter, which the next loss shows; the
+  // parameters are then scanned to tell that case (naming the step and the
+  // parameter) from a non-finite loss of finite parameters. A parameter whose
+  // NaN does not reach the loss is caught by the scan before each checkpoint.
   void check_loss(double value) const {
     if (std::isfinite(value) || !flag(train_config_, "stop_on_nonfinite")) return;
     check_parameters();
@@ -340,9 +340,9 @@ class Trainer {
   void check_parameters() const {
     if (!flag(train_config_, "stop_on_nonfinite") || state_.step == 0) return;
     if (auto name = first_nonfinite_parameter(experiment_.model.module()))
-      throw Error(fmt::format("step {} (phase {}): the gradient of {} was not finite, so the optimizer step left {} "
-                              "NaN or infinite; lower the learning rate or clip gradients (train.grad_clip)",
-                              state_.step, state_.phase + 1, *name, *name));
+      throw Error(fmt::format("step {} (phase {}): the optimizer step left {} NaN or infinite (a non-finite gradient, "
+                              "or an update too large for {}); lower the learning rate or clip gradients "
+                              "(train.grad_clip)", state_.step, state_.phase + 1, *name, dtype_name(experiment_.dtype)));
   }
 
   void count_train_accuracy(const Tensor& output, const Tensor& targets) {

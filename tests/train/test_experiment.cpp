@@ -152,3 +152,33 @@ TEST_CASE("experiment: every training sampler runs its epochs") {
     CHECK(gt::train_experiment(experiment, options).steps == 8);  // 4 batches of 30 an epoch
   }
 }
+
+TEST_CASE("experiment: gradient clipping by norm and by value bounds one SGD step") {
+  // SGD with lr 1 moves the parameters by exactly the (clipped) gradient.
+  auto step_delta = [&](const json& clip) {
+    json config = {{"version", 1}, {"seed", 4}, {"dtype", "float64"},
+                   {"model", {{"type", "Linear"}, {"out_features", 3}}},
+                   {"data", {{"train", {{"type", "SyntheticClassification"}, {"size", 16}, {"features", 5}, {"classes", 3}}},
+                             {"loader", {{"batch_size", 16}}}}},
+                   {"loss", {{"type", "cross_entropy"}}},
+                   {"optimizer", {{"type", "SGD"}, {"lr", 1.0}}},
+                   {"train", {{"steps", 1}, {"grad_clip", clip}}},
+                   {"output", {{"plots", false}, {"progress", "none"}}}};
+    gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+    std::vector<gd::Tensor> before;
+    for (const gd::Tensor& p : experiment.model.parameters()) before.push_back(p.detach().clone());
+    gt::TrainerOptions options;
+    options.run_dir = scratch("clip");
+    options.progress = "none";
+    gt::train_experiment(experiment, options);
+    std::vector<gd::Tensor> deltas;
+    const auto after = experiment.model.parameters();
+    for (size_t i = 0; i < after.size(); ++i) deltas.push_back((after[i].detach() - before[i]).reshape({-1}));
+    return gd::cat(deltas);
+  };
+  // Unclipped, the gradient's norm is well above 0.01 (a fresh 3-class model).
+  CHECK(step_delta(json{{"max_norm", 1e9}}).norm().item<double>() > 0.05);
+  // clip_grad_norm_ scales by max_norm / (norm + 1e-6).
+  CHECK(step_delta(json{{"max_norm", 0.01}}).norm().item<double>() == doctest::Approx(0.01).epsilon(1e-4));
+  CHECK(step_delta(json{{"value", 0.001}}).abs().max().item<double>() <= 0.001 + 1e-15);
+}

@@ -72,6 +72,7 @@ const char* kResumeConfig = R"({
       {"optimizer": {"type": "SGD", "lr": 0.05, "momentum": 0.9}, "steps": 19,
        "scheduler": {"type": "ReduceLROnPlateau", "monitor": "val/loss", "patience": 0, "factor": 0.5}}],
     "log_every": 2,
+    "grad_clip": {"max_norm": 5.0},
     "eval_every": {"every": 5, "unit": "steps"},
     "checkpoint": {"every": 3, "unit": "steps", "keep_last": 2,
                    "keep_best": {"k": 1, "monitor": "val/accuracy", "mode": "max"}}
@@ -229,16 +230,26 @@ TEST_CASE("runs: SIGTERM finishes the step, writes a checkpoint and says how to 
   CHECK(final_weights(run) == final_weights(only_run_dir(reference_out)));
 }
 
-TEST_CASE("runs: a non-finite loss stops the run with an error naming the step") {
-  std::string text = kResumeConfig;
-  const std::string adam = R"({"type": "Adam", "lr": 0.02})";
-  text.replace(text.find(adam), adam.size(), R"({"type": "SGD", "lr": 1e38})");
-  const fs::path config = write_config("nonfinite.json", text);
+TEST_CASE("runs: a non-finite loss or parameter stops the run with an error naming the step") {
   const fs::path out = kWork / "nonfinite_run", stderr_file = kWork / "nonfinite_stderr";
-  fs::remove_all(out);
-  CHECK(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2> " +
-              stderr_file.string()) == 2);
-  CHECK(slurp(stderr_file) ==
+  auto run = [&](const std::string& optimizer, bool clip) {
+    std::string text = kResumeConfig;
+    const std::string adam = R"({"type": "Adam", "lr": 0.02})", clipping = R"("grad_clip": {"max_norm": 5.0},)";
+    text.replace(text.find(adam), adam.size(), optimizer);
+    if (!clip) text.erase(text.find(clipping), clipping.size());
+    const fs::path config = write_config("nonfinite.json", text);
+    fs::remove_all(out);
+    CHECK(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2> " +
+                stderr_file.string()) == 2);
+    return slurp(stderr_file);
+  };
+  // Adam's step is about lr per element: 1e39 is infinite in float32, so the
+  // first step leaves the weights infinite, which the second loss shows.
+  CHECK(run(R"({"type": "Adam", "lr": 1e39})", true) ==
+        "gradiens-train: step 1 (phase 1): the optimizer step left 0.weight NaN or infinite (a non-finite gradient, or "
+        "an update too large for float32); lower the learning rate or clip gradients (train.grad_clip)\n");
+  // SGD with lr 1e38 keeps the weights finite (about 1e37), but the second loss overflows.
+  CHECK(run(R"({"type": "SGD", "lr": 1e38})", false) ==
         "gradiens-train: step 2 (phase 1, epoch 1): the training loss (train/loss, cross_entropy) is inf; lower the "
         "learning rate or check the data\n");
 }
