@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <limits>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -20,6 +19,7 @@
 #include "engine/io/safetensors.h"
 #include "kernels/error.h"
 #include "nn/utils/clip_grad.h"
+#include "train/config/run_spec.h"
 #include "train/run/checkpoint.h"
 #include "train/run/files.h"
 #include "train/run/metrics_log.h"
@@ -50,14 +50,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using IndexLoader = data::DataLoader<data::TensorDataset>;
-
-int64_t top_k_of(const std::string& metric) {
-  static const std::regex pattern("top([1-9][0-9]*)_accuracy");
-  std::smatch match;
-  if (metric == "accuracy") return 1;
-  if (std::regex_match(metric, match, pattern)) return std::stoll(match[1]);
-  return 0;
-}
 
 // Correct predictions among the top k, per sample: an output [B, C] against
 // class indices, or one logit per sample (positive means class 1).
@@ -163,7 +155,7 @@ class Trainer {
         progress_(parse_progress_mode(options.progress), stdout, integer(train_config_, "log_every")) {
     parse_fault();
     for (const std::string& name : metric_list("train")) {
-      if (const int64_t k = top_k_of(name); k > 0) train_top_k_.emplace_back(name, k);
+      if (const int64_t k = accuracy_top_k(name); k > 0) train_top_k_.emplace_back(name, k);
       logs_grad_norm_ = logs_grad_norm_ || name == "grad_norm";
     }
   }
@@ -435,7 +427,7 @@ class Trainer {
       if (name == "loss") record.values["train/loss"] = state_.loss_sum / static_cast<double>(std::max<int64_t>(state_.loss_count, 1));
       else if (name == "lr") record.values["train/lr"] = lr_;
       else if (name == "grad_norm") record.values["train/grad_norm"] = state_.grad_norm;
-      else if (top_k_of(name) > 0 && state_.seen > 0)
+      else if (accuracy_top_k(name) > 0 && state_.seen > 0)
         record.values["train/" + name] = state_.correct[name] / static_cast<double>(state_.seen);
     }
     last_loss_ = record.values.count("train/loss") ? record.values["train/loss"] : last_loss_;
@@ -622,7 +614,7 @@ std::map<std::string, double> evaluate(const Experiment& experiment, const Split
     Tensor output = match_target_shape(experiment.model.forward(batch), batch.targets);
     loss_sum += experiment.loss(output, batch.targets).item<double>() * static_cast<double>(count);
     for (const std::string& name : metrics)
-      if (const int64_t k = top_k_of(name); k > 0) correct[name] += correct_in_top_k(output, batch.targets, k).sum().item<double>();
+      if (const int64_t k = accuracy_top_k(name); k > 0) correct[name] += correct_in_top_k(output, batch.targets, k).sum().item<double>();
     if (wants_confusion) {
       Tensor cells = batch.targets.to(kInt64) * classes + predicted_class(output);
       matrix = matrix + zeros({classes * classes}, kInt64).scatter_add(0, cells, ones_like(cells)).reshape({classes, classes});
@@ -632,7 +624,7 @@ std::map<std::string, double> evaluate(const Experiment& experiment, const Split
   std::map<std::string, double> values;
   for (const std::string& name : metrics) {
     if (name == "loss") values["loss"] = loss_sum / static_cast<double>(n);
-    else if (top_k_of(name) > 0) values[name] = correct[name] / static_cast<double>(n);
+    else if (accuracy_top_k(name) > 0) values[name] = correct[name] / static_cast<double>(n);
   }
   if (wants_confusion) {
     json rows = json::array();

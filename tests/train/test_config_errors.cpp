@@ -326,3 +326,12 @@ TEST_CASE("config: the fuzzer's regression inputs end in diagnostics, never a cr
   config["seed"] = 1e300;
   CHECK(problems(config) == std::vector<std::string>{"seed: 1e+300 is out of range (expected an integer >= 0)"});
 }
+
+TEST_CASE("config: accuracy metrics and their k") {
+  CHECK(gt::accuracy_top_k("accuracy") == 1);
+  CHECK(gt::accuracy_top_k("top5_accuracy") == 5);
+  CHECK(gt::accuracy_top_k("top12_accuracy") == 12);
+  for (const char* other : {"loss", "top0_accuracy", "top05_accuracy", "top_accuracy", "topx_accuracy", "top5accuracy",
+                            "top5_accuracyy", "top9999999999_accuracy"})
+    CHECK(gt::accuracy_top_k(other) == 0);
+}

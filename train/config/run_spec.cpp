@@ -2,7 +2,7 @@
 // optimizer, scheduler, metrics, train, output) and the rules between them.
 #include "train/config/run_spec.h"
 
-#include <regex>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -51,10 +51,9 @@ std::shared_ptr<ObjectSpec> data_spec() {
 }
 
 void check_metric_names(const json& names, const std::string& path, bool train, Diagnostics& diagnostics) {
-  static const std::regex top_k("top([1-9][0-9]*)_accuracy");
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string name = names[i].get<std::string>();
-    const bool common = name == "loss" || name == "accuracy" || name == "confusion_matrix" || std::regex_match(name, top_k);
+    const bool common = name == "loss" || name == "accuracy" || name == "confusion_matrix" || accuracy_top_k(name) > 0;
     const bool train_only = name == "lr" || name == "grad_norm";
     if (common || (train && train_only)) continue;
     if (train_only) {
@@ -198,6 +197,19 @@ ObjectSpec make_run_spec() {
 
 std::vector<std::string> metric_names() {
   return {"loss", "accuracy", "top5_accuracy", "confusion_matrix", "lr", "grad_norm"};
+}
+
+int64_t accuracy_top_k(const std::string& metric) {
+  if (metric == "accuracy") return 1;
+  const std::string prefix = "top", suffix = "_accuracy";
+  if (metric.size() <= prefix.size() + suffix.size() || metric.compare(0, prefix.size(), prefix) != 0 ||
+      metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return 0;
+  const std::string digits = metric.substr(prefix.size(), metric.size() - prefix.size() - suffix.size());
+  if (digits.size() > 9 || digits[0] == '0' ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return 0;
+  return std::stoll(digits);
 }
 
 const ObjectSpec& run_spec() {

@@ -43,7 +43,10 @@ Tensor SequenceEncoderImpl::last_state(const Tensor& h_n) const {
 }
 
 Tensor SequenceEncoderImpl::forward_packed(const nn::utils::rnn::PackedSequence& batch) {
-  if (kind_ == "LSTM") return last_state(std::get<0>(std::get<1>(std::static_pointer_cast<nn::LSTMImpl>(rnn_)->forward(batch))));
+  if (kind_ == "LSTM") {
+    auto lstm = std::static_pointer_cast<nn::LSTMImpl>(rnn_);
+    return last_state(std::get<0>(std::get<1>(lstm->forward_with_packed_input(batch, std::nullopt))));
+  }
   if (kind_ == "GRU") return last_state(std::get<1>(std::static_pointer_cast<nn::GRUImpl>(rnn_)->forward(batch)));
   return last_state(std::get<1>(std::static_pointer_cast<nn::RNNImpl>(rnn_)->forward(batch)));
 }
