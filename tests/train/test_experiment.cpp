@@ -182,3 +182,91 @@ TEST_CASE("experiment: gradient clipping by norm and by value bounds one SGD ste
   CHECK(step_delta(json{{"max_norm", 0.01}}).norm().item<double>() == doctest::Approx(0.01).epsilon(1e-4));
   CHECK(step_delta(json{{"value", 0.001}}).abs().max().item<double>() <= 0.001 + 1e-15);
 }
+
+TEST_CASE("experiment: every layer builds with its sizes derived, and trains a step") {
+  const fs::path dir = scratch("layers");
+  gd::Generator generator(9);
+  gd::save({{"images", gd::rand({24, 1, 8, 8}, generator)}, {"labels", gd::randint(0, 3, {24}, generator)},
+            {"tokens", gd::randint(0, 10, {24, 5}, generator)}},
+           (dir / "set.safetensors").string());
+  const json images = {{"type", "TensorFile"}, {"path", "set.safetensors"}, {"inputs", "images"}, {"targets", "labels"}};
+  json config = {{"version", 1},
+                 {"model", {{"type", "Sequential"}, {"layers", json::array({
+                     {{"type", "Conv2d"}, {"out_channels", 4}, {"kernel_size", 3}, {"padding", 1}},
+                     {{"type", "BatchNorm2d"}}, {{"type", "ReLU"}},
+                     {{"type", "AvgPool2d"}, {"kernel_size", 2}},
+                     {{"type", "Conv2d"}, {"out_channels", 4}, {"kernel_size", {3, 3}}, {"padding", "same"},
+                      {"padding_mode", "reflect"}},
+                     {{"type", "MaxPool2d"}, {"kernel_size", 2}, {"stride", 1}},
+                     {{"type", "AdaptiveAvgPool2d"}, {"output_size", 2}},
+                     {{"type", "Flatten"}}, {{"type", "LayerNorm"}}, {{"type", "Dropout"}, {"p", 0.1}},
+                     {{"type", "Sequential"}, {"layers", json::array({{{"type", "Linear"}, {"out_features", 8}},
+                                                                     {{"type", "GELU"}, {"approximate", "tanh"}}})}},
+                     {{"type", "LazyLinear"}, {"out_features", 8}}, {{"type", "SiLU"}}, {{"type", "ELU"}},
+                     {{"type", "LeakyReLU"}}, {{"type", "Softplus"}}, {{"type", "BatchNorm1d"}},
+                     {{"type", "PHMLinear"}, {"out_features", 4}, {"n", 2}}, {{"type", "Tanh"}},
+                     {{"type", "Linear"}, {"out_features", 3}}, {{"type", "LogSoftmax"}, {"dim", 1}}})}}},
+                 {"init", {{"weight", {{"type", "kaiming_uniform"}, {"nonlinearity", "relu"}}}, {"bias", {{"type", "zeros"}}}}},
+                 {"data", {{"train", images}, {"loader", {{"batch_size", 8}}}}},
+                 {"loss", {{"type", "nll_loss"}}},
+                 {"optimizer", {{"type", "RMSprop"}, {"lr", 0.01}}},
+                 {"train", {{"steps", 3}}},
+                 {"output", {{"plots", false}, {"progress", "none"}}}};
+  gt::Experiment experiment = gt::build_experiment(resolve(config), dir.string());
+  const json& layers = experiment.config["model"]["layers"];
+  CHECK(layers[0]["in_channels"] == 1);
+  CHECK(layers[1]["num_features"] == 4);
+  CHECK(layers[4]["in_channels"] == 4);
+  CHECK(layers[8]["normalized_shape"] == json::array({16}));  // 4 channels x 2 x 2
+  CHECK(layers[10]["layers"][0]["in_features"] == 16);
+  CHECK(layers[16]["num_features"] == 8);
+  CHECK(layers[17]["in_features"] == 8);
+  CHECK(layers[19]["in_features"] == 4);
+  // init: every bias zero (the Linear ones; BatchNorm's shift is zero anyway).
+  for (const auto& item : experiment.model.module().named_parameters())
+    if (item.key().find("bias") != std::string::npos) CHECK(item.value().abs().max().item<double>() == 0.0);
+  gt::TrainerOptions options;
+  options.run_dir = dir / "run";
+  options.progress = "none";
+  CHECK(gt::train_experiment(experiment, options).steps == 3);
+
+  // Integer tokens through an Embedding.
+  json tokens = config;
+  tokens["data"]["train"]["inputs"] = "tokens";
+  tokens["model"] = {{"type", "Sequential"}, {"layers", json::array({
+      {{"type", "Embedding"}, {"num_embeddings", 10}, {"embedding_dim", 4}}, {{"type", "Flatten"}},
+      {{"type", "Linear"}, {"out_features", 3}}, {{"type", "LogSoftmax"}, {"dim", 1}}})}};
+  tokens.erase("init");
+  gt::Experiment embedded = gt::build_experiment(resolve(tokens), dir.string());
+  CHECK(embedded.config["model"]["layers"][2]["in_features"] == 20);  // 5 tokens x 4
+  // Floats into an Embedding are an error naming the layer.
+  json floats = tokens;
+  floats["data"]["train"]["inputs"] = "images";
+  CHECK_THROWS_WITH(gt::build_experiment(resolve(floats), dir.string()),
+                    "model.layers[0]: an Embedding takes integer indices, but its input is float32");
+}
+
+TEST_CASE("experiment: recurrent layers read packed sequences") {
+  for (const json& layer : {json{{"type", "GRU"}, {"hidden_size", 6}, {"bidirectional", true}},
+                            json{{"type", "RNN"}, {"hidden_size", 5}, {"nonlinearity", "relu"}, {"num_layers", 2}},
+                            json{{"type", "LSTM"}, {"hidden_size", 6}, {"proj_size", 3}}}) {
+    CAPTURE(layer.dump());
+    json config = {{"version", 1},
+                   {"model", {{"type", "Sequential"}, {"layers", {layer, {{"type", "Linear"}, {"out_features", 2}}}}}},
+                   {"data", {{"train", {{"type", "SyntheticSequences"}, {"size", 20}, {"max_length", 9}}},
+                             {"loader", {{"batch_size", 8}}}}},
+                   {"loss", {{"type", "cross_entropy"}}},
+                   {"optimizer", {{"type", "Adam"}}},
+                   {"train", {{"steps", 2}}},
+                   {"output", {{"plots", false}, {"progress", "none"}}}};
+    gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+    const int64_t directions = layer.value("bidirectional", false) ? 2 : 1;
+    const int64_t state = layer.contains("proj_size") ? 3 : layer["hidden_size"].get<int64_t>();
+    CHECK(experiment.config["model"]["layers"][0]["input_size"] == 1);
+    CHECK(experiment.config["model"]["layers"][1]["in_features"] == directions * state);
+    gt::TrainerOptions options;
+    options.run_dir = scratch("recurrent");
+    options.progress = "none";
+    CHECK(gt::train_experiment(experiment, options).steps == 2);
+  }
+}
