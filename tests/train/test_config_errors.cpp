@@ -317,6 +317,10 @@ TEST_CASE("config: the fuzzer's regression inputs end in diagnostics, never a cr
   gt::Diagnostics set_diagnostics;
   gt::apply_set(utf8, "name=caf\xe9", gt::run_spec(), gt::builtin().specs, set_diagnostics);
   CHECK(set_diagnostics.messages() == std::vector<std::string>{"--set name: the value is not valid UTF-8 text"});
+  // A --set number beyond a double's range is taken as text, which the validator rejects.
+  json huge = base_config();
+  gt::apply_set(huge, "optimizer.lr=1e999", gt::run_spec(), gt::builtin().specs, set_diagnostics);
+  CHECK(problems(huge) == std::vector<std::string>{"optimizer.lr: expected a number >= 0, got a string \"1e999\""});
   // A number beyond double's range is a parse error with its position, as a syntax error is.
   const auto overflow = problems_of_text("{\"seed\": 1e999}");
   REQUIRE(overflow.size() == 1);

@@ -536,7 +536,7 @@ void apply_set(json& config, const std::string& assignment, const ObjectSpec& ro
   try {
     value = json::parse(text);
     if (!value.is_string() && only_strings(*field->type)) value = text;
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {  // not JSON (or a number beyond a double): the text itself
     value = text;
   }
   try {
