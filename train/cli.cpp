@@ -181,20 +181,22 @@ int run(const Options& options) {
   if (resuming) {
     run_dir = options.resume;
     source = (run_dir / "config.resolved.json").string();
+    if (!fs::exists(source) || !fs::exists(run_dir / "run.json"))
+      throw Error(fmt::format("--resume {}: not a gradiens-train run directory (it has no config.resolved.json and "
+                              "run.json)", run_dir.string()));
+    if (!options.unsets.empty()) throw Error("--unset cannot be used with --resume");
+    // Only keys that leave the results as they are may change.
+    const json saved = read_config(source, options, {});
     for (const std::string& set : options.sets) {
-      Diagnostics diagnostics;
       const size_t equals = set.find('=');
+      if (equals == std::string::npos) continue;  // read_config reports it
       std::string problem;
-      const json saved = json::parse(read_file(source));
-      const Field* field = equals == std::string::npos
-                               ? nullptr
-                               : field_at(saved, parse_override_path(set.substr(0, equals)), run_spec(), builtin().specs, problem);
+      const Field* field = field_at(saved, parse_override_path(set.substr(0, equals)), run_spec(), builtin().specs, problem);
       if (field != nullptr && !field->resume_safe)
         throw Error(fmt::format("--set {}: {} changes the run's results, so it cannot change on --resume (keys that "
                                 "may: epochs, steps, logging, evaluation and checkpoint cadence, output)",
                                 set, set.substr(0, equals)));
     }
-    if (!options.unsets.empty()) throw Error("--unset cannot be used with --resume");
     input = read_config(source, options, options.sets);
     const json run_info = json::parse(read_file(run_dir / "run.json"));
     base_dir = run_info.at("base_dir").get<std::string>();

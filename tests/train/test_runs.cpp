@@ -194,7 +194,14 @@ TEST_CASE("runs: run directory, summary, plots and resume rules") {
   CHECK(summary["final_metrics"].contains("val/accuracy"));
   // The same config again is refused; a results-changing --set on resume too.
   CHECK(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null 2>&1") == 2);
-  CHECK(shell(kTrainer + " --resume " + run.string() + " --set seed=5 > /dev/null 2>&1") == 2);
+  const fs::path stderr_file = kWork / "resume_rules_stderr";
+  CHECK(shell(kTrainer + " --resume " + run.string() + " --set seed=5 > /dev/null 2> " + stderr_file.string()) == 2);
+  CHECK(slurp(stderr_file) == "gradiens-train: --set seed=5: seed changes the run's results, so it cannot change on "
+                              "--resume (keys that may: epochs, steps, logging, evaluation and checkpoint cadence, "
+                              "output)\n");
+  CHECK(shell(kTrainer + " --resume " + kWork.string() + " > /dev/null 2> " + stderr_file.string()) == 2);
+  CHECK(slurp(stderr_file) == "gradiens-train: --resume " + kWork.string() + ": not a gradiens-train run directory (it "
+                              "has no config.resolved.json and run.json)\n");
   // Longer training is allowed: the resumed run adds the steps.
   CHECK(shell(kTrainer + " --resume " + run.string() + " --set train.phases.1.steps=25 > /dev/null") == 0);
   CHECK(json::parse(slurp(run / "summary.json"))["steps"] == 39);
