@@ -19,3 +19,4 @@
 #include "nn/nn.h"
 #include "data/data.h"
 #include "optim/optim.h"
+#include "pinn/geometry.h"

@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gradiens gradiens_nn gradiens_optim gradiens_data gradiens_engine gradiens_kernels
+install(TARGETS gradiens gradiens_nn gradiens_optim gradiens_data gradiens_pinn gradiens_engine gradiens_kernels
   EXPORT gradiensTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -13,7 +13,7 @@ install(TARGETS gradiens_train gradiens-train
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES gradiens.h DESTINATION include/gradiens)
-foreach(dir kernels engine nn optim data)
+foreach(dir kernels engine nn optim data pinn)
   install(DIRECTORY ${dir}/ DESTINATION include/gradiens/${dir} FILES_MATCHING PATTERN "*.h")
 endforeach()
 install(EXPORT gradiensTargets NAMESPACE gradiens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)
