@@ -20,3 +20,4 @@
 #include "data/data.h"
 #include "optim/optim.h"
 #include "pinn/geometry.h"
+#include "pinn/operators.h"
