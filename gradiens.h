@@ -21,3 +21,4 @@
 #include "optim/optim.h"
 #include "pinn/geometry.h"
 #include "pinn/operators.h"
+#include "pinn/taylor.h"
