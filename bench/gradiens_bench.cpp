@@ -302,6 +302,34 @@ void pinn_burgers_f64(const Options& options) {
   print_line("pinn_burgers_f64", options.threads, t, "one Adam step, N_f=10000");
 }
 
+// BENCHMARKS.md's pinn_poisson5d_f64 and pinn_poisson5d_taylor_f64: MLP
+// 5-64x8-1 tanh, float64, 8192 points of [0,1]^5, loss mean((lap u + f)^2)
+// with f = (pi^2/4) sum_i sin(pi x_i / 2), backward, one Adam step. The
+// Laplacian by nested grads (one second grad per coordinate, as the peers),
+// or from the Taylor-mode engine (pinn/taylor.h) in one forward pass.
+void pinn_poisson5d(const Options& options, bool taylor) {
+  gd::manual_seed(0);
+  const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
+  std::vector<int64_t> widths{5};
+  for (int i = 0; i < 8; ++i) widths.push_back(64);
+  widths.push_back(1);
+  gd::nn::Sequential net = mlp(widths, /*tanh=*/true);
+  net->to(gd::kFloat64);
+  gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
+  gd::Tensor x = gd::rand({8192, 5}, f64).requires_grad_();
+  gd::Tensor f = (std::numbers::pi * std::numbers::pi / 4) * gd::sin(x.detach() * (std::numbers::pi / 2)).sum({1}, true);
+  Timing t = time_calls(
+      [&] {
+        opt.zero_grad();
+        gd::Tensor lap = taylor ? gd::pinn::taylor_forward(*net, x).laplacian : gd::pinn::laplacian(net->forward(x), x);
+        ((lap + f).pow(2)).mean().backward();
+        opt.step();
+      },
+      2, options.repeat > 0 ? options.repeat : 10);
+  print_line(taylor ? "pinn_poisson5d_taylor_f64" : "pinn_poisson5d_f64", options.threads, t,
+             taylor ? "one Adam step, 8192 points, Laplacian by Taylor mode" : "one Adam step, 8192 points, full 5-D Laplacian");
+}
+
 // BENCHMARKS.md's mlp_f32_50steps: MLP 784-512-256-10 ReLU, float32, batch 128,
 // cross-entropy, Adam; one call is 50 training steps on fixed random data. gflops
 // counts the GEMMs: forward, the weight gradients, and the input gradients of every
@@ -384,6 +412,8 @@ struct Workload {
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
       {"pinn_burgers_f64", pinn_burgers_f64},
+      {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }},
+      {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
       {"mlp_f32_50steps", mlp_f32_50steps},
       {"op_overhead_5000", op_overhead_5000},
       {"cnn_f32_20steps", cnn_f32_20steps},
