@@ -96,6 +96,7 @@ fs::path only_run_dir(const fs::path& out) {
 
 }  // namespace
 
+// Debian's interpreter, where python3-jsonschema (scripts/install-deps.sh) installs.
 TEST_CASE("runs: every shipped config validates against the schema and passes --validate") {
   fs::create_directories(kWork);
   const fs::path schema = kWork / "schema.json";
@@ -107,7 +108,7 @@ TEST_CASE("runs: every shipped config validates against the schema and passes --
     if (entry.path().extension() != ".json") continue;
     ++configs;
     CAPTURE(entry.path().string());
-    const std::string check = "python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
+    const std::string check = "/usr/bin/python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
                               "json.load(open(sys.argv[2])))\" " + entry.path().string() + " " + schema.string();
     CHECK(shell(check) == 0);
     CHECK(shell(kTrainer + " --config " + entry.path().string() + " --validate > /dev/null") == 0);
@@ -115,7 +116,7 @@ TEST_CASE("runs: every shipped config validates against the schema and passes --
   CHECK(configs >= 5);
   // The schema rejects what the validator rejects: a misspelled key.
   const fs::path typo = write_config("typo.json", R"({"version": 1, "modle": {}})");
-  CHECK(shell("python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
+  CHECK(shell("/usr/bin/python3 -c \"import json, jsonschema, sys; jsonschema.validate(json.load(open(sys.argv[1])), "
               "json.load(open(sys.argv[2])))\" " + typo.string() + " " + schema.string() + " 2> /dev/null") != 0);
   CHECK(shell(kTrainer + " --config " + typo.string() + " --validate 2> /dev/null") == 2);
 }
