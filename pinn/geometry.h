@@ -47,6 +47,8 @@ class Geometry {
  protected:
   // `points` as float64 [N, d], contiguous, or an Error naming `what`.
   Tensor checked(const Tensor& points, const std::string& what) const;
+  // The rows of `points` where `keep` (bool [N]) is true.
+  static Tensor rows_where(const Tensor& points, const Tensor& keep);
 
  private:
   int64_t dim_;

@@ -11,12 +11,6 @@
 
 namespace gradiens::pinn {
 
-namespace {
-
-Tensor rows_where(const Tensor& points, const Tensor& keep) { return points.index_select(0, nonzero(keep).reshape({-1})); }
-
-}  // namespace
-
 // ---- CSG ----
 
 CSG::CSG(Operation operation, GeometryPtr a, GeometryPtr b)

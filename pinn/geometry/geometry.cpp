@@ -20,12 +20,11 @@ std::string list(const std::vector<double>& values) {
   return "[" + text + "]";
 }
 
-// Rows of `points` where `keep` is true.
-Tensor rows_where(const Tensor& points, const Tensor& keep) {
+}  // namespace
+
+Tensor Geometry::rows_where(const Tensor& points, const Tensor& keep) {
   return points.index_select(0, nonzero(keep).reshape({-1}));
 }
-
-}  // namespace
 
 double Geometry::tolerance() const {
   auto [lower, upper] = bbox();
