@@ -106,6 +106,8 @@ class Ellipse : public Geometry {
  private:
   // A point in the ellipse's own frame (axes along x and y).
   std::pair<double, double> local(double x, double y) const;
+  // sqrt((u/a)^2 + (v/b)^2) of each point in that frame: 1 on the curve.
+  Tensor level(const Tensor& x) const;
   std::vector<double> center_;
   double a_, b_, cos_, sin_;
   std::vector<double> arc_;  // cumulative arc length at equally spaced parameters

@@ -73,13 +73,23 @@ std::unique_ptr<optim::Optimizer> build_optimizer(const PhasePlan& phase, const 
   return builtin().optimizers.at(text(phase.optimizer, "type"))(params, phase.optimizer);
 }
 
-BuiltScheduler build_scheduler(const PhasePlan& phase, optim::Optimizer& optimizer, int64_t steps_per_epoch) {
+namespace {
+
+// Builds a scheduler config for a phase of `steps` optimizer steps, replacing
+// its "auto" lengths in `config` by the numbers they become.
+BuiltScheduler build_scheduler_config(json& config, optim::Optimizer& optimizer, int64_t steps, int64_t steps_per_epoch) {
   SchedulerContext context;
   context.steps_per_epoch = steps_per_epoch;
-  context.total_steps = phase.steps;
-  context.total_epochs = (phase.steps + steps_per_epoch - 1) / steps_per_epoch;
-  json config = phase.scheduler;
+  context.total_steps = steps;
+  context.total_epochs = (steps + steps_per_epoch - 1) / steps_per_epoch;
   return builtin().schedulers.at(text(config, "type"))(optimizer, config, context, builtin());
+}
+
+}  // namespace
+
+BuiltScheduler build_scheduler(const PhasePlan& phase, optim::Optimizer& optimizer, int64_t steps_per_epoch) {
+  json config = phase.scheduler;
+  return build_scheduler_config(config, optimizer, phase.steps, steps_per_epoch);
 }
 
 namespace {
@@ -216,13 +226,7 @@ Experiment build_experiment(json config, const std::string& base_dir) {
                               path));
     auto optimizer_object = build_optimizer(phase, experiment.model.parameters());
     if (scheduler != nullptr && has(*scheduler, "type")) {
-      phase.scheduler = *scheduler;
-      SchedulerContext scheduler_context;
-      scheduler_context.steps_per_epoch = experiment.steps_per_epoch;
-      scheduler_context.total_steps = phase.steps;
-      scheduler_context.total_epochs = (phase.steps + experiment.steps_per_epoch - 1) / experiment.steps_per_epoch;
-      BuiltScheduler built = builtin().schedulers.at(text(*scheduler, "type"))(*optimizer_object, *scheduler,
-                                                                               scheduler_context, builtin());
+      BuiltScheduler built = build_scheduler_config(*scheduler, *optimizer_object, phase.steps, experiment.steps_per_epoch);
       phase.scheduler = *scheduler;  // with "auto" replaced
       if (built.plateau) check_monitor(*scheduler, path + "scheduler", experiment.metric_keys);
     }

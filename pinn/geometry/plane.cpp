@@ -54,31 +54,26 @@ std::pair<double, double> Ellipse::local(double x, double y) const {
   return {cos_ * dx + sin_ * dy, -sin_ * dx + cos_ * dy};
 }
 
-Tensor Ellipse::inside(const Tensor& points) const {
-  Tensor x = checked(points, "inside");
+Tensor Ellipse::level(const Tensor& x) const {
   const int64_t n = x.size(0);
-  Tensor result = empty({n}, kBool);
+  Tensor result = empty({n}, kFloat64);
   const double* p = x.data_ptr<double>();
-  bool* out = result.data_ptr<bool>();
+  double* out = result.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     auto [u, v] = local(p[2 * i], p[2 * i + 1]);
-    // The distance test scaled by the smaller semi-axis: within tolerance of the curve counts.
-    out[i] = std::sqrt((u / a_) * (u / a_) + (v / b_) * (v / b_)) <= 1 + tolerance() / std::min(a_, b_);
+    out[i] = std::sqrt((u / a_) * (u / a_) + (v / b_) * (v / b_));
   }
   return result;
 }
 
+// Both tests scale the tolerance by the smaller semi-axis: within tolerance of
+// the curve counts as on it.
+Tensor Ellipse::inside(const Tensor& points) const {
+  return level(checked(points, "inside")) <= 1 + tolerance() / std::min(a_, b_);
+}
+
 Tensor Ellipse::on_boundary(const Tensor& points) const {
-  Tensor x = checked(points, "on_boundary");
-  const int64_t n = x.size(0);
-  Tensor result = empty({n}, kBool);
-  const double* p = x.data_ptr<double>();
-  bool* out = result.data_ptr<bool>();
-  for (int64_t i = 0; i < n; ++i) {
-    auto [u, v] = local(p[2 * i], p[2 * i + 1]);
-    out[i] = std::abs(std::sqrt((u / a_) * (u / a_) + (v / b_) * (v / b_)) - 1) <= tolerance() / std::min(a_, b_);
-  }
-  return result;
+  return (level(checked(points, "on_boundary")) - 1).abs() <= tolerance() / std::min(a_, b_);
 }
 
 Tensor Ellipse::boundary_normal(const Tensor& points) const {
