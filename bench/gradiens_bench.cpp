@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -267,11 +268,59 @@ gd::nn::Sequential mlp(const std::vector<int64_t>& widths, bool tanh) {
   return net;
 }
 
-// BENCHMARKS.md's pinn_burgers_f64: one Adam step of the Burgers PINN, float64, MLP
-// 2-20x8-1 tanh, N_f = 10000 collocation and N_u = 100 boundary points: forward, u_x
-// and u_t by autograd::grad(create_graph), u_xx by a second grad, residual + data MSE,
-// backward. Line for line the peers' step (pow(2) included).
-void pinn_burgers_f64(const Options& options) {
+// The GEMMs of one Taylor-mode training step of an MLP (pinn/taylor.h): per
+// Linear, the jet's product [K*N, in] x W^T, the weight gradient dY^T X and,
+// except for the first layer (whose input, the seed jet, needs no gradient),
+// the input gradient dY W. Their FLOPs give the step's GFLOP/s, and timing
+// them alone through the library's GEMM gives the floor a step cannot beat.
+struct JetGemms {
+  std::vector<std::array<int64_t, 3>> forward, weight_grad, input_grad;  // {m, k, n}
+
+  JetGemms(const std::vector<int64_t>& widths, int64_t rows) {
+    for (size_t i = 0; i + 1 < widths.size(); ++i) {
+      forward.push_back({rows, widths[i], widths[i + 1]});
+      weight_grad.push_back({widths[i + 1], rows, widths[i]});
+      if (i > 0) input_grad.push_back({rows, widths[i + 1], widths[i]});
+    }
+  }
+  double flops() const {
+    double total = 0;
+    for (const auto* list : {&forward, &weight_grad, &input_grad})
+      for (const auto& [m, k, n] : *list) total += 2.0 * static_cast<double>(m) * static_cast<double>(k) * n;
+    return total;
+  }
+  // Median time of all of them, in the layouts the engine uses (W^T and dY^T transposed).
+  double floor_ms() const {
+    int64_t largest = 0;
+    for (const auto* list : {&forward, &weight_grad, &input_grad})
+      for (const auto& [m, k, n] : *list) largest = std::max({largest, m * k, k * n, m * n});
+    std::vector<double> a(static_cast<size_t>(largest), 0.5), b(static_cast<size_t>(largest), 0.25),
+        c(static_cast<size_t>(largest));
+    auto run = [&] {
+      for (const auto& [m, k, n] : forward)
+        gd::kernels::cpu::gemm(false, true, m, n, k, 1.0, a.data(), k, b.data(), k, 0.0, c.data(), n);
+      for (const auto& [m, k, n] : weight_grad)
+        gd::kernels::cpu::gemm(true, false, m, n, k, 1.0, a.data(), m, b.data(), n, 0.0, c.data(), n);
+      for (const auto& [m, k, n] : input_grad)
+        gd::kernels::cpu::gemm(false, false, m, n, k, 1.0, a.data(), k, b.data(), n, 0.0, c.data(), n);
+    };
+    return time_calls(run, 2, 9).median_ms;
+  }
+  std::string report(const Timing& t) const {
+    char extra[160];
+    std::snprintf(extra, sizeof(extra), ", \"gemm_gflop\": %.3f, \"gflops\": %.1f, \"gemm_floor_ms\": %.3f",
+                  flops() * 1e-9, flops() / (t.median_ms * 1e6), floor_ms());
+    return extra;
+  }
+};
+
+// BENCHMARKS.md's pinn_burgers_f64 and pinn_burgers_taylor_f64: one Adam step
+// of the Burgers PINN, float64, MLP 2-20x8-1 tanh, N_f = 10000 collocation and
+// N_u = 100 boundary points, residual + data MSE, backward. Nested: forward,
+// u_x and u_t by autograd::grad(create_graph), u_xx by a second grad, line for
+// line the peers' step (pow(2) included). Taylor: u, u_x, u_t and u_xx from
+// one pass of the Taylor-mode engine (pinn/taylor.h).
+void pinn_burgers(const Options& options, bool taylor) {
   gd::manual_seed(0);
   const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
   std::vector<int64_t> widths{2};
@@ -285,21 +334,33 @@ void pinn_burgers_f64(const Options& options) {
   gd::Tensor tf = gd::rand({10000, 1}, f64).requires_grad_();
   gd::Tensor xu = gd::rand({100, 2}, f64) * 2 - 1;
   gd::Tensor uu = -gd::sin(xu.narrow(1, 0, 1) * std::numbers::pi);
+  const gd::Tensor xf_points = xf.detach(), tf_points = tf.detach();  // Taylor mode needs no grad in x
+  const gd::pinn::TaylorRequest request{.laplacian = false, .pure_dims = {0}, .pure_order = 2};
   Timing t = time_calls(
       [&] {
         opt.zero_grad();
-        gd::Tensor u = net->forward(gd::cat({xf, tf}, 1));
-        std::vector<gd::Tensor> g = gd::autograd::grad({u}, {xf, tf}, {gd::ones_like(u)}, true, true);
-        const gd::Tensor& u_x = g[0];
-        const gd::Tensor& u_t = g[1];
-        gd::Tensor u_xx = gd::autograd::grad({u_x}, {xf}, {gd::ones_like(u_x)}, true, true)[0];
+        gd::Tensor u, u_x, u_t, u_xx;
+        if (taylor) {
+          const gd::pinn::TaylorOutputs jet = gd::pinn::taylor_forward(*net, gd::cat({xf_points, tf_points}, 1), request);
+          u = jet.value, u_x = jet.pure(0, 1), u_t = jet.pure(1, 1), u_xx = jet.pure(0, 2);
+        } else {
+          u = net->forward(gd::cat({xf, tf}, 1));
+          std::vector<gd::Tensor> g = gd::autograd::grad({u}, {xf, tf}, {gd::ones_like(u)}, true, true);
+          u_x = g[0];
+          u_t = g[1];
+          u_xx = gd::autograd::grad({u_x}, {xf}, {gd::ones_like(u_x)}, true, true)[0];
+        }
         gd::Tensor f = u_t + u * u_x - nu * u_xx;
         gd::Tensor loss = (net->forward(xu) - uu).pow(2).mean() + f.pow(2).mean();
         loss.backward();
         opt.step();
       },
       2, options.repeat > 0 ? options.repeat : 10);
-  print_line("pinn_burgers_f64", options.threads, t, "one Adam step, N_f=10000");
+  if (taylor)
+    print_line("pinn_burgers_taylor_f64", options.threads, t, "one Adam step, N_f=10000, u_x u_t u_xx by Taylor mode",
+               JetGemms(widths, 4 * 10000).report(t));
+  else
+    print_line("pinn_burgers_f64", options.threads, t, "one Adam step, N_f=10000");
 }
 
 // BENCHMARKS.md's pinn_poisson5d_f64 and pinn_poisson5d_taylor_f64: MLP
@@ -318,16 +379,21 @@ void pinn_poisson5d(const Options& options, bool taylor) {
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
   gd::Tensor x = gd::rand({8192, 5}, f64).requires_grad_();
   gd::Tensor f = (std::numbers::pi * std::numbers::pi / 4) * gd::sin(x.detach() * (std::numbers::pi / 2)).sum({1}, true);
+  const gd::Tensor x_points = x.detach();  // Taylor mode needs no grad in x
   Timing t = time_calls(
       [&] {
         opt.zero_grad();
-        gd::Tensor lap = taylor ? gd::pinn::taylor_forward(*net, x).laplacian : gd::pinn::laplacian(net->forward(x), x);
+        gd::Tensor lap = taylor ? gd::pinn::taylor_forward(*net, x_points).laplacian
+                                : gd::pinn::laplacian(net->forward(x), x);
         ((lap + f).pow(2)).mean().backward();
         opt.step();
       },
       2, options.repeat > 0 ? options.repeat : 10);
-  print_line(taylor ? "pinn_poisson5d_taylor_f64" : "pinn_poisson5d_f64", options.threads, t,
-             taylor ? "one Adam step, 8192 points, Laplacian by Taylor mode" : "one Adam step, 8192 points, full 5-D Laplacian");
+  if (taylor)
+    print_line("pinn_poisson5d_taylor_f64", options.threads, t, "one Adam step, 8192 points, Laplacian by Taylor mode",
+               JetGemms(widths, 7 * 8192).report(t));
+  else
+    print_line("pinn_poisson5d_f64", options.threads, t, "one Adam step, 8192 points, full 5-D Laplacian");
 }
 
 // BENCHMARKS.md's mlp_f32_50steps: MLP 784-512-256-10 ReLU, float32, batch 128,
@@ -411,7 +477,8 @@ struct Workload {
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
-      {"pinn_burgers_f64", pinn_burgers_f64},
+      {"pinn_burgers_f64", [](const Options& options) { pinn_burgers(options, false); }},
+      {"pinn_burgers_taylor_f64", [](const Options& options) { pinn_burgers(options, true); }},
       {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }},
       {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
       {"mlp_f32_50steps", mlp_f32_50steps},

@@ -1,74 +1,99 @@
-// The Taylor-mode forward pass through an MLP (pinn/taylor.h).
+// The Taylor-mode forward pass through an MLP (pinn/taylor.h): the request's
+// checks, the network as a list of steps, and the outputs read off its jet.
 #include "pinn/taylor.h"
 
+#include <algorithm>
+#include <numbers>
+#include <optional>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/functions.h"
 #include "kernels/error.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/container.h"
 #include "nn/modules/linear.h"
+#include "pinn/fourier.h"
+#include "pinn/taylor/jet_mlp.h"
 
 namespace gradiens::pinn {
 
 namespace {
 
-// The jet of every unit: value h [N, w], first derivatives G [d, N, w] and
-// Laplacian L [N, w].
-struct Jet {
-  Tensor h, g, l;
-};
-
-// s'(z) and s''(z) of an activation, from z and s(z).
-struct Derivatives {
-  Tensor first, second;
-};
+std::optional<JetActivation> activation_of(const nn::Module& m) {
+  if (dynamic_cast<const nn::TanhImpl*>(&m)) return JetActivation::Tanh;
+  if (dynamic_cast<const nn::SigmoidImpl*>(&m)) return JetActivation::Sigmoid;
+  if (dynamic_cast<const nn::SiLUImpl*>(&m)) return JetActivation::Silu;
+  if (dynamic_cast<const nn::ReLUImpl*>(&m)) return JetActivation::Relu;
+  return std::nullopt;
+}
 
 bool supported_layer(const nn::Module& m) {
-  return dynamic_cast<const nn::LinearImpl*>(&m) || dynamic_cast<const nn::TanhImpl*>(&m) ||
-         dynamic_cast<const nn::SigmoidImpl*>(&m) || dynamic_cast<const nn::SiLUImpl*>(&m) ||
-         dynamic_cast<const nn::ReLUImpl*>(&m) || dynamic_cast<const nn::IdentityImpl*>(&m);
+  return dynamic_cast<const nn::LinearImpl*>(&m) || dynamic_cast<const nn::IdentityImpl*>(&m) ||
+         dynamic_cast<const FourierFeaturesImpl*>(&m) || activation_of(m).has_value();
 }
 
-Jet activate(const Jet& in, const Tensor& value, const Derivatives& d) {
-  return {value, d.first * in.g, d.first * in.l + d.second * (in.g * in.g).sum({0})};
+// A Linear's weight [out, in] must take the `width` features the layers
+// before it give.
+void add_linear(std::vector<JetMlpStep>& steps, int64_t& width, const Tensor& weight, const Tensor& bias,
+                const nn::Module& layer) {
+  GD_CHECK(weight.dim() == 2 && weight.size(1) == width,
+           fmt::format("pinn::taylor_forward: a {} layer ({}) takes {} input features, but its input has {}",
+                       layer.name(), layer.extra_repr(), weight.dim() == 2 ? weight.size(1) : -1, width));
+  steps.push_back({true, weight, bias, JetActivation::Tanh});
+  width = weight.size(0);
 }
 
-Jet apply_layer(const nn::Module& m, const Jet& in) {
-  if (auto* linear = dynamic_cast<const nn::LinearImpl*>(&m)) {
-    const Tensor wt = linear->weight.t();
-    Tensor h = matmul(in.h, wt);
-    if (linear->bias.defined()) h = h + linear->bias;
-    return {h, matmul(in.g, wt), matmul(in.l, wt)};
-  }
-  const Tensor& z = in.h;
-  if (dynamic_cast<const nn::TanhImpl*>(&m)) {
-    Tensor t = tanh(z), first = 1 - t * t;
-    return activate(in, t, {first, -2 * t * first});
-  }
-  if (dynamic_cast<const nn::SigmoidImpl*>(&m)) {
-    Tensor s = sigmoid(z), first = s * (1 - s);
-    return activate(in, s, {first, first * (1 - 2 * s)});
-  }
-  if (dynamic_cast<const nn::SiLUImpl*>(&m)) {
-    Tensor s = sigmoid(z), ds = s * (1 - s);
-    return activate(in, z * s, {s + z * ds, ds * (2 + z * (1 - 2 * s))});
-  }
-  if (dynamic_cast<const nn::ReLUImpl*>(&m)) {
-    Tensor on = (z > 0).to(z.scalar_type());
-    return activate(in, relu(z), {on, zeros_like(z)});
-  }
-  if (dynamic_cast<const nn::IdentityImpl*>(&m)) return in;
-  throw Error(fmt::format("pinn::taylor_forward: a {} layer is not an elementwise activation or Linear (the Taylor "
-                          "engine takes MLPs; use the nested operators of pinn/operators.h)", m.name()));
-}
-
-Jet run(const nn::Module& net, Jet jet) {
+// The network as a list of Linear and activation steps; `width` is the
+// number of features reaching the current layer.
+void flatten(const nn::Module& net, std::vector<JetMlpStep>& steps, int64_t& width) {
   if (auto* sequential = dynamic_cast<const nn::SequentialImpl*>(&net)) {
-    for (const nn::AnyModule& layer : *sequential) jet = run(*layer.ptr(), std::move(jet));
-    return jet;
+    for (const nn::AnyModule& layer : *sequential) flatten(*layer.ptr(), steps, width);
+    return;
   }
-  return apply_layer(net, jet);
+  if (auto* linear = dynamic_cast<const nn::LinearImpl*>(&net)) return add_linear(steps, width, linear->weight, linear->bias, net);
+  if (auto activation = activation_of(net)) {
+    steps.push_back({false, Tensor(), Tensor(), *activation});
+    return;
+  }
+  if (dynamic_cast<const nn::IdentityImpl*>(&net)) return;
+  if (auto* fourier = dynamic_cast<const FourierFeaturesImpl*>(&net)) {
+    // [sin(2 pi x B), cos(2 pi x B)] is the linear map 2 pi [B, B] followed by
+    // sin, with cos z = sin(z + pi/2) as a bias of pi/2 on the second half.
+    const Tensor& frequencies = fourier->frequencies;  // [in_features, k]
+    const int64_t k = frequencies.size(1);
+    const Tensor weight = (cat({frequencies, frequencies}, 1) * (2 * std::numbers::pi)).t().contiguous();
+    const auto options = frequencies.options().requires_grad(false);
+    const Tensor phase = cat({zeros({k}, options), full({k}, std::numbers::pi / 2, options)}, 0);
+    add_linear(steps, width, weight, phase, net);
+    steps.push_back({false, Tensor(), Tensor(), JetActivation::Sin});
+    return;
+  }
+  throw Error(fmt::format("pinn::taylor_forward: a {} layer is not Linear, FourierFeatures or an elementwise "
+                          "activation (the Taylor engine takes MLPs; use the nested operators of pinn/operators.h)",
+                          net.name()));
+}
+
+JetBlocks checked_blocks(const TaylorRequest& request, int64_t d) {
+  const std::string where = "pinn::taylor_forward";
+  GD_CHECK(request.laplacian_weights.empty() || request.laplacian,
+           where + ": laplacian_weights are given but laplacian is false (set laplacian = true to carry it)");
+  GD_CHECK(request.laplacian_weights.empty() || static_cast<int64_t>(request.laplacian_weights.size()) == d,
+           fmt::format("{}: laplacian_weights has {} values but x has {} coordinates (give one per coordinate, or "
+                       "none for the plain Laplacian)", where, request.laplacian_weights.size(), d));
+  GD_CHECK(request.pure_order >= 2 && request.pure_order <= 4,
+           fmt::format("{}: pure_order must be 2, 3 or 4, got {} (first derivatives are in gradient)", where,
+                       request.pure_order));
+  for (size_t p = 0; p < request.pure_dims.size(); ++p) {
+    const int64_t dim = request.pure_dims[p];
+    GD_CHECK(dim >= 0 && dim < d, fmt::format("{}: pure dim {} is out of range for x with {} coordinates", where,
+                                              dim, d));
+    GD_CHECK(std::find(request.pure_dims.begin(), request.pure_dims.begin() + p, dim) == request.pure_dims.begin() + p,
+             fmt::format("{}: pure dim {} is listed twice in pure_dims [{}]", where, dim,
+                         fmt::join(request.pure_dims, ", ")));
+  }
+  return {d, request.laplacian, request.laplacian_weights, request.pure_dims, request.pure_order};
 }
 
 }  // namespace
@@ -82,14 +107,44 @@ bool taylor_supported(const nn::Module& net) {
   return supported_layer(net);
 }
 
-TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x) {
-  GD_CHECK(x.defined() && x.dim() == 2, "pinn::taylor_forward: x must be [N, d]");
-  const int64_t n = x.size(0), d = x.size(1);
-  // The seed: h = x, G_i = e_i for every sample, L = 0.
-  Jet jet{x, eye(d, x.options().requires_grad(false)).unsqueeze(1).expand({d, n, d}),
-          zeros({n, d}, x.options().requires_grad(false))};
-  jet = run(net, std::move(jet));
-  return {jet.h, jet.g.permute({1, 2, 0}), jet.l};
+TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request) {
+  GD_CHECK(x.defined() && x.dim() == 2,
+           fmt::format("pinn::taylor_forward: x must be [N, d], got {}",
+                       x.defined() ? fmt::format("[{}]", fmt::join(x.sizes(), ", ")) : "an undefined tensor"));
+  GD_CHECK(x.is_floating_point(), "pinn::taylor_forward: x must be floating point");
+  const int64_t d = x.size(1);
+  const JetBlocks blocks = checked_blocks(request, d);
+  std::vector<JetMlpStep> steps;
+  int64_t width = d;
+  flatten(net, steps, width);
+  const Tensor jet = jet_mlp_fused_applies(x, steps) ? jet_mlp(x, steps, blocks) : jet_mlp_layered(x, steps, blocks);
+
+  TaylorOutputs out;
+  out.value = jet.select(0, 0);
+  out.gradient = jet.narrow(0, 1, d).permute({1, 2, 0});
+  if (blocks.laplacian) out.laplacian = jet.select(0, blocks.laplacian_block());
+  out.pure_dims_ = blocks.pure_dims;
+  out.pure_order_ = blocks.pure_order;
+  for (size_t p = 0; p < blocks.pure_dims.size(); ++p)
+    for (int order = 2; order <= blocks.pure_order; ++order)
+      out.pure_.push_back(jet.select(0, blocks.pure_block(static_cast<int64_t>(p), order)));
+  return out;
+}
+
+Tensor TaylorOutputs::pure(int64_t dim, int order) const {
+  GD_CHECK(gradient.defined(), "pinn::TaylorOutputs::pure: these outputs are empty (make them by taylor_forward)");
+  const int64_t d = gradient.size(2);
+  GD_CHECK(dim >= 0 && dim < d, fmt::format("pinn::TaylorOutputs::pure: dim {} is out of range for x with {} "
+                                            "coordinates", dim, d));
+  GD_CHECK(order >= 0 && order <= 4, fmt::format("pinn::TaylorOutputs::pure: order must be 0..4, got {}", order));
+  if (order == 0) return value;
+  if (order == 1) return gradient.select(2, dim);
+  const auto found = std::find(pure_dims_.begin(), pure_dims_.end(), dim);
+  GD_CHECK(found != pure_dims_.end() && order <= pure_order_,
+           fmt::format("pinn::TaylorOutputs::pure: d^{0}u/dx_{1}^{0} was not carried; request it with "
+                       "TaylorRequest::pure_dims containing {1} and pure_order >= {0}", order, dim));
+  const int64_t index = found - pure_dims_.begin();
+  return pure_[static_cast<size_t>(index * (pure_order_ - 1) + (order - 2))];
 }
 
 }  // namespace gradiens::pinn

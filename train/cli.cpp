@@ -103,7 +103,8 @@ void print_list(const std::string& kind) {
   if (kind.empty()) {
     for (const auto& [name, category] : registry.categories())
       std::printf("%-12s %s\n", category.plural.c_str(), category.description.c_str());
-    std::printf("%-12s %s\n", "metrics", "loss, accuracy, topK_accuracy (top5_accuracy), confusion_matrix, lr, grad_norm");
+    std::printf("%-12s %s\n", "metrics", "loss, accuracy, topK_accuracy (top5_accuracy), confusion_matrix, lr, grad_norm, "
+                "rel_l2, max_abs_error");
     return;
   }
   if (kind == "metrics") {
@@ -112,7 +113,9 @@ void print_list(const std::string& kind) {
                 "topK_accuracy     the share whose target is among the K top classes (top5_accuracy)\n"
                 "confusion_matrix  counts of (true, predicted) class, written to confusion_matrix_<split>.json\n"
                 "lr                the learning rate of the first parameter group (train only)\n"
-                "grad_norm         the total gradient 2-norm before clipping (train only)\n");
+                "grad_norm         the total gradient 2-norm before clipping (train only)\n"
+                "rel_l2            a PINN's relative L2 error against its reference on the evaluation points\n"
+                "max_abs_error     a PINN's largest absolute error there; its loss is the mean squared error\n");
     return;
   }
   const Category* category = registry.find_category_by_plural(kind);
@@ -133,8 +136,23 @@ fs::path run_directory(const json& resolved, const std::string& hash, const Opti
   return fs::path(dir) / fmt::format("{}-{}", resolved["name"].get<std::string>(), hash.substr(0, 8));
 }
 
+// --validate of a PINN: the terms' losses at their points.
+void validate_pinn(const Experiment& experiment) {
+  pinn::Losses losses = experiment.pinn->problem.losses(experiment.model.net());
+  int64_t n = 0;
+  for (const Tensor& p : experiment.model.parameters()) n += p.numel();
+  std::string terms;
+  for (size_t i = 0; i < losses.names.size(); ++i)
+    terms += fmt::format("{}{} {:.6g} ({} points, {})", i ? ", " : "", losses.names[i], losses.values[i].item<double>(),
+                         experiment.pinn->problem.terms()[i]->points().size(0),
+                         pinn::engine_name(experiment.pinn->problem.last_engines()[i]));
+  std::printf("ok: %s model, %lld parameters; loss %.6g: %s\n", experiment.config["model"]["type"].get<std::string>().c_str(),
+              static_cast<long long>(n), losses.total.item<double>(), terms.c_str());
+}
+
 // --validate: one forward pass of the model and the loss on one training batch.
 void validate_forward(const Experiment& experiment) {
+  if (experiment.pinn) return validate_pinn(experiment);
   NoGradGuard no_grad;
   const int64_t count = std::min<int64_t>(integer(experiment.config["data"]["loader"], "batch_size"), experiment.train.size());
   Batch batch = make_batch(experiment.train, arange(count), experiment.dtype);

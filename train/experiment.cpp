@@ -33,6 +33,12 @@ Tensor Model::forward(const Batch& batch) const {
   return x;
 }
 
+std::vector<Tensor> Model::parameters() const {
+  std::vector<Tensor> params = net_->ptr()->parameters();
+  params.insert(params.end(), extra_.begin(), extra_.end());
+  return params;
+}
+
 int64_t Experiment::total_steps() const {
   int64_t total = 0;
   for (const PhasePlan& phase : phases) total += phase.steps;
@@ -141,14 +147,11 @@ void check_monitor(const json& config, const std::string& path, const std::vecto
 
 }  // namespace
 
-Experiment build_experiment(json config, const std::string& base_dir) {
-  Experiment experiment;
-  if (text(config, "device") != "cpu")
-    throw Error("device: \"cuda\" needs the CUDA backend, which this build of gradiens does not have; use \"cpu\"");
-  experiment.dtype = text(config, "dtype") == "float64" ? kFloat64 : kFloat32;
-  set_num_threads(static_cast<int>(integer(config, "threads")));
-  const auto seed = static_cast<uint64_t>(integer(config, "seed"));
+namespace {
 
+// The data, model, loss, steps per epoch and metric keys of a run on data.
+void build_data_run(Experiment& experiment, json& config, const std::string& base_dir) {
+  const auto seed = static_cast<uint64_t>(integer(config, "seed"));
   // Data: each split its own seed, so synthetic splits differ.
   const json& data = config["data"];
   experiment.train = build_split(data["train"], "train", seed * 4 + 1, base_dir);
@@ -208,9 +211,70 @@ Experiment build_experiment(json config, const std::string& base_dir) {
       if (name != "loss" && name != "lr" && name != "grad_norm" && classes == 0)
         throw Error(fmt::format("metrics.{}[{}]: {} needs class targets, but data.train's targets are regression "
                                 "values", split, i, name));
+      if (name == "rel_l2" || name == "max_abs_error")
+        throw Error(fmt::format("metrics.{}[{}]: {} scores a PINN against its reference solution; this run has data",
+                                split, i, name));
       if (name != "confusion_matrix") experiment.metric_keys.push_back(std::string(split) + "/" + name);
     }
   }
+}
+
+// The problem, model and metric keys of a PINN run. A step is one full pass
+// over the points: an epoch is a step.
+void build_pinn_experiment(Experiment& experiment, json& config, const std::string& base_dir) {
+  const auto seed = static_cast<uint64_t>(integer(config, "seed"));
+  experiment.pinn = build_pinn_run(config["pinn"], experiment.dtype, seed, base_dir);
+  const PinnRun& run = *experiment.pinn;
+  manual_seed(seed);
+  LayerContext context;
+  context.dtype = experiment.dtype;
+  context.sample_shape = {run.problem.domain().dim()};
+  context.sample_dtype = experiment.dtype;
+  nn::AnyModule net = builtin().build_layer(config["model"], "model", context);
+  if (context.sample_shape.size() != 1)
+    throw Error(fmt::format("model: a PINN's network must map [N, {}] points to [N, m] outputs; it gives samples of "
+                            "shape {}", run.problem.domain().dim(), json(context.sample_shape).dump()));
+  if (has(config, "init")) apply_init(*net.ptr(), config["init"]);
+  experiment.model = Model(net, nullptr);
+  experiment.model.set_extra_parameters(run.problem.parameter_tensors());
+  if (integer(config["train"], "accumulate") != 1)
+    throw Error("train.accumulate: a PINN step already covers all of its points; accumulate must be 1");
+  experiment.batches_per_epoch = 1;
+  experiment.steps_per_epoch = 1;
+  experiment.has_val = run.has_reference();
+  for (size_t i = 0; i < config["metrics"]["train"].size(); ++i) {
+    const std::string name = config["metrics"]["train"][i].get<std::string>();
+    if (name != "loss" && name != "lr" && name != "grad_norm")
+      throw Error(fmt::format("metrics.train[{}]: a PINN run logs loss, lr and grad_norm while training, not {}", i, name));
+    experiment.metric_keys.push_back("train/" + name);
+  }
+  for (const pinn::TermPtr& term : run.problem.terms()) experiment.metric_keys.push_back("train/loss_" + term->name());
+  if (run.problem.weights().adaptive())
+    for (const pinn::TermPtr& term : run.problem.terms()) experiment.metric_keys.push_back("train/weight_" + term->name());
+  for (const auto& [name, value] : run.problem.parameters()) experiment.metric_keys.push_back("train/param_" + name);
+  for (const char* split : {"val", "test"}) {
+    const json& names = config["metrics"][split];
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string name = names[i].get<std::string>();
+      if (name != "loss" && name != "rel_l2" && name != "max_abs_error")
+        throw Error(fmt::format("metrics.{}[{}]: a PINN run scores loss, rel_l2 and max_abs_error against its "
+                                "reference, not {}", split, i, name));
+      if (std::string(split) == "val" && experiment.has_val) experiment.metric_keys.push_back("val/" + name);
+    }
+  }
+}
+
+}  // namespace
+
+Experiment build_experiment(json config, const std::string& base_dir) {
+  Experiment experiment;
+  if (text(config, "device") != "cpu")
+    throw Error("device: \"cuda\" needs the CUDA backend, which this build of gradiens does not have; use \"cpu\"");
+  experiment.dtype = text(config, "dtype") == "float64" ? kFloat64 : kFloat32;
+  set_num_threads(static_cast<int>(integer(config, "threads")));
+  if (has(config, "pinn")) build_pinn_experiment(experiment, config, base_dir);
+  else build_data_run(experiment, config, base_dir);
+  const int64_t accumulate = integer(config["train"], "accumulate");
 
   // Phases, each with its optimizer and scheduler built once on the model's
   // parameters to check them and to fill in "auto" values.

@@ -9,6 +9,7 @@
 
 #include "nn/utils/rnn.h"
 #include "train/registry/registry.h"
+#include "train/pinn/pinn_run.h"
 #include "train/registry/sequence_encoder.h"
 
 namespace gradiens::train {
@@ -29,11 +30,15 @@ class Model {
   Model(nn::AnyModule net, std::shared_ptr<SequenceEncoderImpl> encoder);
   Tensor forward(const Batch& batch) const;
   nn::Module& module() const { return *net_->ptr(); }
-  std::vector<Tensor> parameters() const { return net_->ptr()->parameters(); }
+  const nn::AnyModule& net() const { return *net_; }
+  // The network's parameters, then the extra ones (a PINN's PDE coefficients).
+  std::vector<Tensor> parameters() const;
+  void set_extra_parameters(std::vector<Tensor> extra) { extra_ = std::move(extra); }
 
  private:
   std::shared_ptr<nn::AnyModule> net_;
   std::shared_ptr<SequenceEncoderImpl> encoder_;
+  std::vector<Tensor> extra_;
 };
 
 struct PhasePlan {
@@ -50,6 +55,7 @@ struct Experiment {
   bool has_val = false, has_test = false;
   Model model;
   LossFunction loss;
+  std::shared_ptr<PinnRun> pinn;  // a PINN run (config "pinn"): no data splits, no loss function
   int64_t batches_per_epoch = 0, steps_per_epoch = 0;
   std::vector<PhasePlan> phases;
   // Every scalar metric logged ("train/loss", "val/accuracy", ...), in CSV order.

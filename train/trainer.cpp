@@ -20,6 +20,7 @@
 #include "kernels/error.h"
 #include "nn/utils/clip_grad.h"
 #include "train/config/run_spec.h"
+#include "train/pinn/field_plots.h"
 #include "train/run/checkpoint.h"
 #include "train/run/files.h"
 #include "train/run/metrics_log.h"
@@ -76,6 +77,7 @@ struct LoopState {
   double loss_sum = 0;
   int64_t loss_count = 0, seen = 0;
   std::map<std::string, double> correct;  // per train accuracy metric
+  std::map<std::string, double> term_sum;  // a PINN's loss terms, summed since the last log line
   double grad_norm = 0;
   double early_best = 0;
   int64_t early_wait = 0;
@@ -88,9 +90,11 @@ struct LoopState {
     for (const auto& [key, value] : last) last_json[key] = double_to_json(value);
     json correct_json = json::object();
     for (const auto& [key, value] : correct) correct_json[key] = value;
+    json term_json = json::object();
+    for (const auto& [key, value] : term_sum) term_json[key] = double_to_json(value);
     return {{"step", step}, {"phase", phase}, {"phase_step", phase_step}, {"epoch", epoch},
             {"batch_in_epoch", batch_in_epoch}, {"loss_sum", double_to_json(loss_sum)}, {"loss_count", loss_count},
-            {"seen", seen}, {"correct", correct_json}, {"grad_norm", double_to_json(grad_norm)},
+            {"seen", seen}, {"correct", correct_json}, {"term_sum", term_json}, {"grad_norm", double_to_json(grad_norm)},
             {"early_best", double_to_json(early_best)}, {"early_wait", early_wait}, {"early_started", early_started},
             {"stopped_early", stopped_early}, {"last", last_json}, {"time_offset", time_offset}};
   }
@@ -105,6 +109,8 @@ struct LoopState {
     seen = j.at("seen");
     correct.clear();
     for (const auto& [key, value] : j.at("correct").items()) correct[key] = value.get<double>();
+    term_sum.clear();
+    for (const auto& [key, value] : j.at("term_sum").items()) term_sum[key] = double_from_json(value, "trainer.json");
     grad_norm = double_from_json(j.at("grad_norm"), "trainer.json");
     early_best = double_from_json(j.at("early_best"), "trainer.json");
     early_wait = j.at("early_wait");
@@ -148,12 +154,14 @@ class Trainer {
         options_(options),
         train_config_(experiment.config["train"]),
         metrics_config_(experiment.config["metrics"]),
-        loader_(std::make_shared<data::TensorDataset>(arange(experiment.train.size()), arange(experiment.train.size())),
-                loader_options(experiment)),
         checkpoints_(options.run_dir / "checkpoints", checkpoint_policy()),
         log_(options.run_dir, experiment.metric_keys),
         progress_(parse_progress_mode(options.progress), stdout, integer(train_config_, "log_every")) {
     parse_fault();
+    if (!experiment.pinn)
+      loader_ = std::make_unique<IndexLoader>(
+          std::make_shared<data::TensorDataset>(arange(experiment.train.size()), arange(experiment.train.size())),
+          loader_options(experiment));
     for (const std::string& name : metric_list("train")) {
       if (const int64_t k = accuracy_top_k(name); k > 0) train_top_k_.emplace_back(name, k);
       logs_grad_norm_ = logs_grad_norm_ || name == "grad_norm";
@@ -178,11 +186,11 @@ class Trainer {
     }
     while (!done) {
       if (state_.phase >= static_cast<int64_t>(experiment_.phases.size()) || state_.stopped_early) break;
-      if (!batches) {
-        batches = loader_.begin();
+      if (!batches && loader_) {
+        batches = loader_->begin();
         advance_ = false;
       }
-      const bool epoch_end = train_step(*batches);
+      const bool epoch_end = experiment_.pinn ? pinn_step() : train_step(*batches);
       ++state_.step;
       ++state_.phase_step;
       after_step(epoch_end);
@@ -302,6 +310,42 @@ class Trainer {
     return state_.batch_in_epoch == experiment_.batches_per_epoch;
   }
 
+  // One optimizer step of a PINN: the weighted terms at the current points.
+  // An epoch is a step.
+  bool pinn_step() {
+    PinnRun& run = *experiment_.pinn;
+    experiment_.model.module().train();
+    lr_ = current_lr();
+    const nn::AnyModule& net = experiment_.model.net();
+    const std::vector<Tensor> params = experiment_.model.parameters();
+    pinn::Losses losses;
+    double step_loss = 0;
+    if (is_lbfgs_) {
+      auto closure = [&]() {
+        optimizer_->zero_grad();
+        losses = run.losses(net, /*step=*/0, params);  // the weights stay as they are inside a closure
+        losses.total.backward();
+        return losses.total;
+      };
+      step_loss = optimizer_->step(closure).item<double>();
+      check_loss(step_loss);
+    } else {
+      optimizer_->zero_grad();
+      losses = run.losses(net, state_.step + 1, params);
+      step_loss = losses.total.item<double>();
+      check_loss(step_loss);
+      losses.total.backward();
+      clip_and_check_gradients();
+      optimizer_->step();
+    }
+    state_.loss_sum += step_loss;
+    ++state_.loss_count;
+    for (size_t i = 0; i < losses.names.size(); ++i) state_.term_sum[losses.names[i]] += losses.values[i].item<double>();
+    if (scheduler_.scheduler && scheduler_.interval == "step") scheduler_.scheduler->step();
+    state_.batch_in_epoch = 1;
+    return true;
+  }
+
   Batch next_batch(IndexLoader::Iterator& batches) {
     // Advance lazily, just before the next batch is used: the loader's state
     // (what a checkpoint records) then counts exactly the batches consumed.
@@ -326,7 +370,7 @@ class Trainer {
     check_parameters();
     throw Error(fmt::format("step {} (phase {}, epoch {}): the training loss (train/loss, {}) is {}; lower the learning "
                             "rate or check the data", state_.step + 1, state_.phase + 1, state_.epoch + 1,
-                            text(experiment_.config["loss"], "type"), value));
+                            experiment_.pinn ? "the PINN's terms" : text(experiment_.config["loss"], "type"), value));
   }
 
   void check_parameters() const {
@@ -382,25 +426,33 @@ class Trainer {
       ++state_.epoch;
       state_.batch_in_epoch = 0;
     }
+    if (experiment_.pinn) {
+      const std::string changed = experiment_.pinn->after_step(state_.step, experiment_.model.net());
+      if (!changed.empty()) progress_.message(changed);
+    }
     if (state_.step % log_every == 0 || last_step) log_train();
     if (epoch_end && scheduler_.scheduler && scheduler_.interval == "epoch") scheduler_.scheduler->step();
     if (experiment_.has_val && (cadence_due(train_config_["eval_every"], epoch_end) || last_step)) {
       MetricRecord record = make_record();
-      for (const auto& [name, value] : evaluate(experiment_, experiment_.val, metric_list("val")))
-        record.values["val/" + name] = value;
+      const auto values = experiment_.pinn ? experiment_.pinn->evaluate(experiment_.model.net(), metric_list("val"))
+                                           : evaluate(experiment_, experiment_.val, metric_list("val"));
+      for (const auto& [name, value] : values) record.values["val/" + name] = value;
       append(record);
     }
     ProgressState progress;
     const PhasePlan& phase = experiment_.phases[state_.phase];
     progress.phase = fmt::format("{}/{} {}", state_.phase + 1, experiment_.phases.size(), phase.name);
     progress.epoch = state_.batch_in_epoch == 0 ? state_.epoch : state_.epoch + 1;  // the epoch under way
-    progress.epochs = (experiment_.total_steps() + experiment_.steps_per_epoch - 1) / experiment_.steps_per_epoch;
+    progress.epochs = experiment_.pinn ? 0  // a PINN counts steps
+                                       : (experiment_.total_steps() + experiment_.steps_per_epoch - 1) / experiment_.steps_per_epoch;
     progress.step = state_.step;
     progress.total_steps = experiment_.total_steps();
     // The mean training loss since the last log line (that line's, right after one).
     progress.loss = state_.loss_count > 0 ? state_.loss_sum / static_cast<double>(state_.loss_count) : last_loss_;
     if (auto it = state_.last.find("val/accuracy"); it != state_.last.end())
       progress.last_val = fmt::format("val/accuracy {:.4f}", it->second);
+    else if (auto l2 = state_.last.find("val/rel_l2"); l2 != state_.last.end())
+      progress.last_val = fmt::format("val/rel_l2 {:.3e}", l2->second);
     else if (auto loss = state_.last.find("val/loss"); loss != state_.last.end())
       progress.last_val = fmt::format("val/loss {:.4g}", loss->second);
     progress_.update(progress);
@@ -429,6 +481,16 @@ class Trainer {
       else if (name == "grad_norm") record.values["train/grad_norm"] = state_.grad_norm;
       else if (accuracy_top_k(name) > 0 && state_.seen > 0)
         record.values["train/" + name] = state_.correct[name] / static_cast<double>(state_.seen);
+    }
+    if (experiment_.pinn) {
+      const double count = static_cast<double>(std::max<int64_t>(state_.loss_count, 1));
+      for (const auto& [name, sum] : state_.term_sum) record.values["train/loss_" + name] = sum / count;
+      const pinn::Problem& problem = experiment_.pinn->problem;
+      if (problem.weights().adaptive())
+        for (size_t i = 0; i < problem.terms().size(); ++i)
+          record.values["train/weight_" + problem.terms()[i]->name()] = problem.weights().values()[i];
+      for (const auto& [name, value] : problem.parameters()) record.values["train/param_" + name] = value.item<double>();
+      state_.term_sum.clear();
     }
     last_loss_ = record.values.count("train/loss") ? record.values["train/loss"] : last_loss_;
     state_.loss_sum = 0;
@@ -478,8 +540,12 @@ class Trainer {
     LoopState saved = state_;
     saved.time_offset = elapsed();
     const GeneratorState generator = default_generator().get_state();
+    if (experiment_.pinn) {
+      std::map<std::string, Tensor> pinn_state = experiment_.pinn->state_dict();
+      files["pinn.safetensors"] = save_to_bytes(pinn_state, {{"format", "pt"}});
+    }
     json trainer = {{"loop", saved.to_json()},
-                    {"loader", loader_.state_dict()},
+                    {"loader", loader_ ? loader_->state_dict() : json(nullptr)},
                     {"generator", {{"seed", generator.seed}, {"offset", generator.offset}}},
                     {"config_hash", options_.config_hash}};
     files["trainer.json"] = trainer.dump();
@@ -524,7 +590,8 @@ class Trainer {
         if (scheduler_.scheduler || scheduler_.plateau) scheduler_.load_state_dict(json::parse(file("scheduler.json")));
       }
     }
-    loader_.load_state_dict(trainer.at("loader"));
+    if (loader_) loader_->load_state_dict(trainer.at("loader"));
+    if (experiment_.pinn) experiment_.pinn->load_state_dict(load_from_bytes(file("pinn.safetensors")));
     default_generator().set_state({trainer.at("generator").at("seed"), trainer.at("generator").at("offset")});
     log_.truncate_after(state_.step);
     last_checkpoint_step_ = state_.step;
@@ -556,6 +623,7 @@ class Trainer {
       for (const std::string& key : experiment_.metric_keys)
         if (key.rfind("test/", 0) != 0 || key == "test/loss") keys.push_back(key);
       draw_plots(options_.run_dir / "plots", standard_plots(log_.read_all(), keys));
+      if (experiment_.pinn) draw_field_plots(options_.run_dir / "plots", *experiment_.pinn, experiment_.model.net());
     } catch (const Error& e) {
       progress_.message(fmt::format("warning: no plots: {}", e.what()));
     }
@@ -565,7 +633,7 @@ class Trainer {
   TrainerOptions options_;
   const json& train_config_;
   const json& metrics_config_;
-  IndexLoader loader_;
+  std::unique_ptr<IndexLoader> loader_;  // none for a PINN
   CheckpointManager checkpoints_;
   MetricsLog log_;
   Progress progress_;

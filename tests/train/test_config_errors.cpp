@@ -94,7 +94,8 @@ TEST_CASE("config: golden messages for bad configs") {
        "data.loader.batch_size: 0 is out of range (expected an integer >= 1)"},
       {"missing type", [](json& c) { c["model"]["layers"][1].erase("type"); },
        "model.layers[1]: missing \"type\" (a layer: one of AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, "
-       "Dropout, ELU, Embedding, Flatten, GELU, GRU, Identity, LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, LogSoftmax, "
+       "Dropout, ELU, Embedding, Flatten, FourierFeatures, GELU, GRU, Identity, LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, "
+       "LogSoftmax, "
        "MaxPool2d, PHMLinear, RNN, ReLU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Tanh)"},
       {"unknown type with a close name", [](json& c) { c["model"]["layers"][0]["type"] = "Linaer"; },
        "model.layers[0].type: unknown layer \"Linaer\"; did you mean \"Linear\"?"},
@@ -109,7 +110,7 @@ TEST_CASE("config: golden messages for bad configs") {
        "loss.type: expected the name of a loss, got the integer 3"},
       {"missing required key", [](json& c) { c["model"]["layers"][2].erase("out_features"); },
        "model.layers[2].out_features: missing (required: output features)"},
-      {"missing required section", [](json& c) { c.erase("loss"); }, "loss: missing (required: the training loss)"},
+      {"missing required section", [](json& c) { c.erase("loss"); }, "loss: missing (required unless pinn is given)"},
       {"bad enum value", [](json& c) { c["dtype"] = "float16"; },
        "dtype: \"float16\" is not one of \"float32\", \"float64\""},
       {"bad enum value with a close name", [](json& c) { c["output"] = {{"progress", "bars"}}; },
@@ -172,7 +173,7 @@ TEST_CASE("config: every problem of a file is reported at once") {
   // The unknown key hides train's own rules (no length given) until it is fixed.
   CHECK(problems(config) == std::vector<std::string>{
                                 "model.layers[0].type: unknown layer \"Dense\" (one of AdaptiveAvgPool2d, AvgPool2d, "
-                                "BatchNorm1d, BatchNorm2d, Conv2d, Dropout, ELU, Embedding, Flatten, GELU, GRU, Identity, "
+                                "BatchNorm1d, BatchNorm2d, Conv2d, Dropout, ELU, Embedding, Flatten, FourierFeatures, GELU, GRU, Identity, "
                                 "LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, LogSoftmax, MaxPool2d, PHMLinear, RNN, "
                                 "ReLU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Tanh)",
                                 "optimizer.lr: expected a number >= 0, got a string \"fast\"",

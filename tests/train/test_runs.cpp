@@ -104,7 +104,7 @@ TEST_CASE("runs: every shipped config validates against the schema and passes --
   const json parsed = json::parse(slurp(schema));
   CHECK(parsed["$schema"] == "http://json-schema.org/draft-07/schema#");
   int configs = 0;
-  for (const auto& entry : fs::directory_iterator(kSource / "configs")) {
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "configs")) {
     if (entry.path().extension() != ".json") continue;
     ++configs;
     CAPTURE(entry.path().string());

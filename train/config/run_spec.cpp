@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "train/config/validate.h"
+#include "train/pinn/pinn_run.h"
 #include "train/registry/registry.h"
 
 namespace gradiens::train {
@@ -53,7 +54,8 @@ std::shared_ptr<ObjectSpec> data_spec() {
 void check_metric_names(const json& names, const std::string& path, bool train, Diagnostics& diagnostics) {
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string name = names[i].get<std::string>();
-    const bool common = name == "loss" || name == "accuracy" || name == "confusion_matrix" || accuracy_top_k(name) > 0;
+    const bool common = name == "loss" || name == "accuracy" || name == "confusion_matrix" || accuracy_top_k(name) > 0 ||
+                        name == "rel_l2" || name == "max_abs_error";
     const bool train_only = name == "lr" || name == "grad_norm";
     if (common || (train && train_only)) continue;
     if (train_only) {
@@ -64,7 +66,8 @@ void check_metric_names(const json& names, const std::string& path, bool train, 
     auto close = suggest(name, known);
     diagnostics.error(join_path(path, i), fmt::format("unknown metric \"{}\"{}", name,
                                                       close ? fmt::format("; did you mean \"{}\"?", *close)
-                                                            : " (loss, accuracy, topK_accuracy, confusion_matrix, lr, grad_norm)"));
+                                                            : " (loss, accuracy, topK_accuracy, confusion_matrix, lr, "
+                                                              "grad_norm, rel_l2, max_abs_error)"));
   }
 }
 
@@ -72,7 +75,8 @@ std::shared_ptr<ObjectSpec> metrics_spec() {
   auto metrics = section("the metrics logged per split, named <split>/<name> (train/loss, val/accuracy)");
   metrics->add("train", Array(String()), "training metrics: loss, accuracy, topK_accuracy, lr, grad_norm")
       .default_(json::array({"loss", "lr"})).safe_on_resume();
-  metrics->add("val", Array(String()), "validation metrics: loss, accuracy, topK_accuracy, confusion_matrix")
+  metrics->add("val", Array(String()), "validation metrics: loss, accuracy, topK_accuracy, confusion_matrix; for a "
+               "PINN, loss (mean squared error against the reference), rel_l2 and max_abs_error")
       .default_(json::array({"loss"})).safe_on_resume();
   metrics->add("test", Array(String()), "test metrics, as val").default_(json::array({"loss"})).safe_on_resume();
   metrics->check = [](const json& config, const std::string& path, Diagnostics& diagnostics) {
@@ -169,14 +173,23 @@ ObjectSpec make_run_spec() {
   init->add("weight", Typed(kInit), "for weights");
   init->add("bias", Typed(kInit), "for biases");
   run.add("init", Object(init), "parameter initialization");
-  run.add("data", Object(data_spec()), "the data").require();
-  run.add("loss", Typed(kLoss), "the training loss").require();
+  run.add("data", Object(data_spec()), "the data (or give pinn)");
+  run.add("loss", Typed(kLoss), "the training loss (with data)");
+  run.add("pinn", Object(pinn_section_spec()), "a physics-informed network's problem, instead of data and loss");
   run.add("optimizer", Typed(kOptimizer), "the optimizer (or give train.phases)");
   run.add("scheduler", Typed(kScheduler), "the learning-rate scheduler");
   run.add("metrics", Object(metrics_spec()), "logged metrics").default_(json::object());
   run.add("train", Object(train_spec()), "the training loop").require();
   run.add("output", Object(output_spec()), "outputs").default_(json::object());
   run.check = [](const json& config, const std::string&, Diagnostics& diagnostics) {
+    if (has(config, "pinn")) {
+      for (const char* key : {"data", "loss"})
+        if (has(config, key))
+          diagnostics.error(key, "cannot be given with pinn (the PINN's terms are the loss, its points the data)");
+    } else {
+      if (!has(config, "data")) diagnostics.error("data", "missing (required unless pinn is given)");
+      if (!has(config, "loss")) diagnostics.error("loss", "missing (required unless pinn is given)");
+    }
     const json& train = config["train"];
     if (has(train, "phases")) {
       for (const char* key : {"optimizer", "scheduler"})
@@ -196,7 +209,7 @@ ObjectSpec make_run_spec() {
 }  // namespace
 
 std::vector<std::string> metric_names() {
-  return {"loss", "accuracy", "top5_accuracy", "confusion_matrix", "lr", "grad_norm"};
+  return {"loss", "accuracy", "top5_accuracy", "confusion_matrix", "lr", "grad_norm", "rel_l2", "max_abs_error"};
 }
 
 int64_t accuracy_top_k(const std::string& metric) {

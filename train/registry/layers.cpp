@@ -14,6 +14,7 @@
 #include "nn/modules/normalization.h"
 #include "nn/modules/phm.h"
 #include "nn/modules/pooling.h"
+#include "pinn/fourier.h"
 #include "train/config/validate.h"
 #include "train/registry/registry.h"
 #include "train/registry/sequence_encoder.h"
@@ -110,6 +111,18 @@ void add_linear(Builders& b) {
             throw Error(fmt::format("{}: n = {} must divide in_features ({}) and out_features ({})", join_path(path, "n"),
                                     n, in, out));
           return nn::AnyModule(nn::PHMLinear(nn::PHMLinearOptions(in, out, n).bias(flag(config, "bias"))));
+        }));
+
+  ObjectSpec fourier = spec("FourierFeatures", "[sin(2 pi x B), cos(2 pi x B)] with a fixed Gaussian B (a PINN's "
+                            "input embedding for high frequencies)");
+  fourier.add("in_features", Integer(1), "input features; derived from the input").derive();
+  fourier.add("features", Integer(1), "columns of B; the output has twice as many").require();
+  fourier.add("sigma", PositiveNumber(), "the standard deviation of B's entries").default_(1.0);
+  b.add(b.layers, kLayer, std::move(fourier),
+        LayerFactory([](json& config, const std::string& path, LayerContext& context, bool&, const Builders&) {
+          const auto& shape = shape_of(context, 1, path, "FourierFeatures", "features");
+          const int64_t in = derived_size(config, "in_features", shape.back(), path, "the input's last dimension");
+          return nn::AnyModule(pinn::FourierFeatures(in, integer(config, "features"), number(config, "sigma")));
         }));
 }
 

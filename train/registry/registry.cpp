@@ -55,12 +55,17 @@ const Builders& builtin() {
     b.specs.category(kScheduler, "schedulers", "a learning-rate scheduler of optim/ (scheduler)");
     b.specs.category(kDataset, "datasets", "a data set (data.train, data.val, data.test)");
     b.specs.category(kInit, "inits", "a parameter initialization of nn::init (model init)");
+    b.specs.category(kGeometry, "geometries", "a PINN domain of pinn/geometry.h (pinn.domain)");
+    b.specs.category(kPde, "pdes", "a PDE whose residual a PINN trains on (pinn.pde)");
+    b.specs.category(kCondition, "conditions", "a PINN condition, one loss term (pinn.conditions[i])");
+    b.specs.category(kReference, "references", "an exact or reference solution of a PINN problem (pinn.reference)");
     register_inits(b);
     register_layers(b);
     register_losses(b);
     register_optimizers(b);
     register_schedulers(b);
     register_datasets(b);
+    register_pinn(b);
     return b;
   }();
   return builders;

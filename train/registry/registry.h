@@ -16,6 +16,7 @@
 #include "optim/schedulers/base.h"
 #include "optim/schedulers/plateau.h"
 #include "train/config/spec.h"
+#include "train/pinn/context.h"
 
 namespace gradiens::train {
 
@@ -89,6 +90,13 @@ using DatasetFactory = std::function<SplitData(const json& config, const std::st
 // Parameter initialization: fills `tensor` in place.
 using InitFactory = std::function<void(Tensor tensor, const json& config)>;
 
+// The pieces of a "pinn" section (train/pinn/): domains, the PDE and the
+// conditions (loss terms), and reference solutions.
+using GeometryFactory = std::function<pinn::GeometryPtr(const json& config, const std::string& path, const Builders& builders)>;
+using TermFactory = std::function<pinn::TermPtr(const json& config, const std::string& path, const PinnContext& context)>;
+using ReferenceFactory =
+    std::function<PinnReference(const json& config, const std::string& path, const PinnContext& context)>;
+
 class Builders {
  public:
   SpecRegistry specs;
@@ -98,6 +106,9 @@ class Builders {
   std::map<std::string, SchedulerFactory> schedulers;
   std::map<std::string, DatasetFactory> datasets;
   std::map<std::string, InitFactory> inits;
+  std::map<std::string, GeometryFactory> geometries;
+  std::map<std::string, TermFactory> pdes, conditions;
+  std::map<std::string, ReferenceFactory> references;
 
   // Registers `spec` under `category` with its builder.
   template <class Factory>
@@ -118,6 +129,10 @@ inline constexpr const char* kOptimizer = "optimizer";
 inline constexpr const char* kScheduler = "scheduler";
 inline constexpr const char* kDataset = "dataset";
 inline constexpr const char* kInit = "init";
+inline constexpr const char* kGeometry = "geometry";
+inline constexpr const char* kPde = "pde";
+inline constexpr const char* kCondition = "condition";
+inline constexpr const char* kReference = "reference";
 
 // Every built-in type, registered once.
 const Builders& builtin();
@@ -129,6 +144,7 @@ void register_optimizers(Builders& builders);
 void register_schedulers(Builders& builders);
 void register_datasets(Builders& builders);
 void register_inits(Builders& builders);
+void register_pinn(Builders& builders);  // train/pinn/registry.cpp
 
 // Reads a resolved value: numbers, integers, strings and booleans of the spec.
 double number(const json& config, const std::string& key);

@@ -62,7 +62,28 @@ std::vector<std::pair<double, double>> drawable(const PlotSeries& series, bool l
   return points;
 }
 
+std::string heatmap_script(const Plot& plot, size_t index) {
+  const Heatmap& map = *plot.heatmap;
+  const size_t nx = map.xs.size(), ny = map.ys.size();
+  if (nx == 0 || ny == 0 || map.values.size() != nx * ny)
+    throw Error(fmt::format("plots: heatmap {} has {} values for a {} x {} grid", plot.name, map.values.size(), nx, ny));
+  std::string block = fmt::format("$plot{}_map", index);
+  std::string data = block + " << EOD\n";
+  for (size_t j = 0; j < ny; ++j) {
+    for (size_t i = 0; i < nx; ++i) {
+      const double v = map.values[j * nx + i];
+      data += fmt::format("{} {} {}\n", map.xs[i], map.ys[j], std::isfinite(v) ? fmt::format("{}", v) : "NaN");
+    }
+    data += "\n";
+  }
+  data += "EOD\n";
+  return data + fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset view map\nset palette rgb 33,13,10\n"
+                            "set autoscale xfix\nset autoscale yfix\nplot {} using 1:2:3 with image notitle\n",
+                            gnuplot_string(plot.title), gnuplot_string(plot.xlabel), gnuplot_string(plot.ylabel), block);
+}
+
 std::string plot_script(const Plot& plot, size_t index) {
+  if (plot.heatmap) return heatmap_script(plot, index);
   std::string data, commands;
   for (size_t s = 0; s < plot.series.size(); ++s) {
     std::vector<std::pair<double, double>> points = drawable(plot.series[s], plot.log_y);

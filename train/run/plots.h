@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,11 +17,18 @@ struct PlotSeries {
   std::vector<std::pair<double, double>> points;  // (x, y)
 };
 
+// Values on a regular grid, drawn as an image with a color bar.
+struct Heatmap {
+  std::vector<double> xs, ys;  // the grid's coordinates, increasing
+  std::vector<double> values;  // values[j * xs.size() + i] at (xs[i], ys[j])
+};
+
 struct Plot {
   std::string name;  // file stem, e.g. "loss"
   std::string title, xlabel, ylabel;
   bool log_y = false;
   std::vector<PlotSeries> series;
+  std::optional<Heatmap> heatmap{};  // drawn instead of the series when set
 };
 
 // The standard plots of a run, all against step: "loss" (every metric named

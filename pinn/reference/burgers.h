@@ -37,6 +37,9 @@ class BurgersExact {
   double operator()(double t, double x) const;
   // u at every (t[i], x[j]): a float64 tensor [t.size(), x.size()].
   Tensor on_grid(const std::vector<double>& t, const std::vector<double>& x) const;
+  // u at each row (x, t) of a floating-point [N, 2] tensor: float64 [N, 1], the shape
+  // of a network's output on those points.
+  Tensor on_points(const Tensor& points) const;
 
   double viscosity() const { return viscosity_; }
   int nodes() const { return static_cast<int>(rule_.nodes.size()); }

@@ -1,6 +1,6 @@
 // The Cole-Hopf solution of Burgers' equation by Gauss-Hermite quadrature (see
-// burgers_exact.h), and the reference grid of Raissi et al.'s data.
-#include "examples/burgers_exact.h"
+// burgers.h), and the reference grid of Raissi et al.'s data.
+#include "pinn/reference/burgers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "engine/functions.h"
 #include "kernels/error.h"
+#include "pinn/reference/common.h"
 
 namespace gradiens::pinn {
 
@@ -94,7 +95,7 @@ GaussHermiteRule gauss_hermite(int n) {
 // z ~ +-(1 -+ x) / c ~ +-9 of width ~0.35. The n-point rule reaches |z| ~ sqrt(2n) with
 // node spacing ~ pi / sqrt(2n - z^2). Against 400 nodes on the reference grid, 60 nodes
 // are off by 9e-10, 80 by 6e-14 and 100 by rounding (4e-15); the default 200 leaves a
-// wide margin (tests/optim/test_burgers_exact.cpp). Smaller viscosities need more nodes.
+// wide margin (tests/pinn/test_reference.cpp). Smaller viscosities need more nodes.
 BurgersExact::BurgersExact(double viscosity, int nodes) : viscosity_(viscosity), rule_(gauss_hermite(nodes)) {
   GD_CHECK(viscosity > 0 && std::isfinite(viscosity),
            "BurgersExact: the viscosity must be positive and finite, got " + number_text(viscosity));
@@ -133,6 +134,16 @@ Tensor BurgersExact::on_grid(const std::vector<double>& t, const std::vector<dou
   double* out = u.data_ptr<double>();
   for (int64_t i = 0; i < nt; ++i)
     for (int64_t j = 0; j < nx; ++j) out[i * nx + j] = (*this)(t[static_cast<size_t>(i)], x[static_cast<size_t>(j)]);
+  return u;
+}
+
+Tensor BurgersExact::on_points(const Tensor& points) const {
+  const Tensor xt = reference_points(points, "BurgersExact");
+  const int64_t count = xt.size(0);
+  const double* data = xt.data_ptr<double>();
+  Tensor u = empty({count, 1}, TensorOptions().dtype(kFloat64));
+  double* out = u.data_ptr<double>();
+  for (int64_t i = 0; i < count; ++i) out[i] = (*this)(data[2 * i + 1], data[2 * i]);
   return u;
 }
 

@@ -1,0 +1,81 @@
+// Fused CPU kernels of the Taylor-mode engine (pinn/taylor.h): an elementwise
+// activation applied to a whole jet in one pass over memory, and its backward.
+//
+// Shape legend: N = samples, w = width of the layer, d = input coordinates.
+// A jet is K contiguous blocks of [N, w] (block k starts at k * N * w):
+//   block 0                  the values h
+//   blocks 1 .. d            dh/dx_i for each input coordinate i
+//   block d + 1              sum_i c_i d2h/dx_i^2        (when `laplacian`)
+//   then, for each pure coordinate p in turn, d^k h/dx_p^k for k = 2 .. pure_order
+#pragma once
+
+#include <cstdint>
+
+namespace gradiens::kernels::cpu {
+
+// The activations the kernels carry; each knows its derivatives up to order 5.
+enum class JetActivation { Tanh, Sigmoid, Silu, Relu, Sin };
+
+struct JetLayout {
+  int64_t samples = 0;      // N
+  int64_t width = 0;        // w
+  int64_t coordinates = 0;  // d
+  bool laplacian = false;
+  const double* laplacian_weights = nullptr;  // c_i, `coordinates` values; null: every c_i = 1
+  const int64_t* pure_dims = nullptr;         // `pure_count` distinct coordinates in [0, d)
+  int64_t pure_count = 0;
+  int pure_order = 2;  // 2 .. 4
+
+  int64_t blocks() const { return 1 + coordinates + (laplacian ? 1 : 0) + pure_count * (pure_order - 1); }
+};
+
+// out = the jet of s(z) where z = block 0 of `jet` + bias (bias: w values, or
+// null for none) and the other blocks of `jet` are the derivatives of z:
+//   G' = s'(z) G,   L' = s'(z) L + s''(z) sum_i c_i G_i^2,
+// and the pure derivatives by Faa di Bruno (pinn/taylor.h). out must not
+// overlap jet.
+void jet_activation_forward(JetActivation activation, const JetLayout& layout, const double* jet,
+                            const double* bias, double* out);
+void jet_activation_forward(JetActivation activation, const JetLayout& layout, const float* jet,
+                            const float* bias, float* out);
+
+// grad_jet = the gradient of <grad_out, out> with respect to `jet` (same
+// layout); its block 0 is also the gradient with respect to z, whose sum over
+// the N samples is the bias's gradient. grad_jet must not overlap the inputs.
+void jet_activation_backward(JetActivation activation, const JetLayout& layout, const double* jet,
+                             const double* bias, const double* grad_out, double* grad_jet);
+void jet_activation_backward(JetActivation activation, const JetLayout& layout, const float* jet,
+                             const float* bias, const float* grad_out, float* grad_jet);
+
+// ---- a whole MLP, a block of samples at a time ----
+// Note [Jet MLP in cache]: a jet is K times larger than the values (K = 7 for a
+// 5-D Laplacian), so at a few thousand samples one layer's jet no longer fits
+// in cache and every GEMM and activation runs at memory speed. These run the
+// whole network on `chunk` samples at a time, each sample block staying in
+// cache from the input to the output; the backward pass recomputes a block's
+// forward (a third more GEMM work) instead of reading saved jets from memory.
+
+// One layer: a Linear (weight [out_features, in_features], bias [out_features]
+// or null) or an activation.
+template <class T>
+struct JetMlpLayer {
+  bool linear = false;
+  int64_t in_features = 0, out_features = 0;
+  const T* weight = nullptr;
+  const T* bias = nullptr;
+  JetActivation activation = JetActivation::Tanh;
+};
+
+// out [K, N, m] = the jet of the network at x [N, d] (layout.samples = N,
+// layout.coordinates = d; layout.width is not used).
+template <class T>
+void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out);
+
+// The gradients of <grad_out, out>: grad_x [N, d] (null: not wanted) and, per
+// layer, grad_weight[l] and grad_bias[l] (null: not wanted), which are
+// overwritten.
+template <class T>
+void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
+                      const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias);
+
+}  // namespace gradiens::kernels::cpu

@@ -1,0 +1,87 @@
+// A PINN problem: a domain, its loss terms (the PDE and the conditions),
+// trainable PDE parameters (inverse problems), an optional output transform
+// (hard constraints), the loss weights and the differentiation engine.
+//   Problem problem(domain);
+//   problem.add(std::make_shared<OperatorCondition>("pde", PointSpec::interior(10000), needs, residual));
+//   problem.add(std::make_shared<DirichletBC>("bc", PointSpec::boundary(200), zero));
+//   problem.sample(generator);
+//   auto losses = problem.losses(net);  // losses.total.backward()
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pinn/conditions.h"
+#include "pinn/weighting.h"
+
+namespace gradiens::pinn {
+
+struct Losses {
+  std::vector<std::string> names;  // one per term, in the order added
+  std::vector<Tensor> values;      // unweighted mean squared residuals, scalars
+  Tensor total;                    // sum_i weight_i values_i
+};
+
+class Problem {
+ public:
+  explicit Problem(GeometryPtr domain);
+
+  const Geometry& domain() const { return *domain_; }
+  const GeometryPtr& domain_ptr() const { return domain_; }
+  // Adds a term (names are unique); its weight starts at `weight`.
+  Problem& add(TermPtr term, double weight = 1.0);
+  const std::vector<TermPtr>& terms() const { return terms_; }
+  Term& term(const std::string& name) const;
+  bool has_term(const std::string& name) const;
+
+  // A trainable scalar PDE coefficient (inverse problems), float64 by default,
+  // that residual functions read and the optimizer updates beside the network.
+  Tensor add_parameter(const std::string& name, double initial, ScalarType dtype = kFloat64);
+  const std::vector<std::pair<std::string, Tensor>>& parameters() const { return parameters_; }
+  std::vector<Tensor> parameter_tensors() const;
+
+  void set_engine(Engine engine) { engine_ = engine; }
+  Engine engine() const { return engine_; }
+  void set_output_transform(OutputTransform transform) { transform_ = std::move(transform); }
+  const OutputTransform& output_transform() const { return transform_; }
+  // The weights of the terms, in the order added (and how they adapt).
+  LossWeights& weights() { return weights_; }
+  const LossWeights& weights() const { return weights_; }
+  void set_weighting(WeightingOptions options);
+
+  // Draws the points of every term.
+  void sample(Generator& generator);
+  // Draws fresh points for one term.
+  void resample(const std::string& term, Generator& generator);
+
+  // The solution of `net` at `x` with this problem's engine and transform.
+  Solution solve(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs) const;
+  // Every term's loss at its points, and the weighted total.
+  Losses losses(const nn::AnyModule& net) const;
+  // The engine each term ran on in the last losses() call.
+  const std::vector<Engine>& last_engines() const { return last_engines_; }
+
+  // |r| (the L2 norm of each point's residual row) of an operator condition at
+  // arbitrary points, float64 [N], evaluated in chunks without keeping a graph.
+  Tensor residual_magnitude(const nn::AnyModule& net, const std::string& term, const Tensor& points,
+                            int64_t chunk = 8192) const;
+
+  // What a checkpoint keeps: every term's drawn points, the weights and the
+  // PDE parameters' values; loading restores them exactly.
+  std::map<std::string, Tensor> state_dict() const;
+  void load_state_dict(const std::map<std::string, Tensor>& state);
+
+ private:
+  GeometryPtr domain_;
+  std::vector<TermPtr> terms_;
+  std::vector<std::pair<std::string, Tensor>> parameters_;
+  Engine engine_ = Engine::kAuto;
+  OutputTransform transform_;
+  LossWeights weights_{{}, {}};
+  mutable std::vector<Engine> last_engines_;
+};
+
+}  // namespace gradiens::pinn

@@ -1,0 +1,230 @@
+// The MLP jet (pinn/taylor/jet_mlp.h): the layered differentiable pass, and
+// the fused op whose forward and backward are kernels/cpu/taylor.h's
+// jet_mlp_forward/backward.
+#include "pinn/taylor/jet_mlp.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "engine/autograd/autograd.h"
+#include "engine/autograd/function.h"
+#include "engine/functions.h"
+#include "kernels/error.h"
+#include "kernels/scalar_type.h"
+
+namespace gradiens::pinn {
+
+namespace {
+
+// x [N, d] as a jet [K, N, d]: values x, gradient rows e_i, zeros above.
+Tensor seed_jet(const Tensor& x, const JetBlocks& blocks) {
+  const int64_t n = x.size(0), d = x.size(1);
+  const auto constant = x.options().requires_grad(false);
+  std::vector<Tensor> parts{x.unsqueeze(0), eye(d, constant).unsqueeze(1).expand({d, n, d})};
+  if (const int64_t higher = blocks.count() - 1 - d; higher > 0) parts.push_back(zeros({higher, n, d}, constant));
+  return cat(parts, 0);
+}
+
+// ---- the fused op ------------------------------------------------------------
+
+kernels::cpu::JetLayout kernel_layout(const JetBlocks& blocks, int64_t samples) {
+  kernels::cpu::JetLayout layout;
+  layout.samples = samples;
+  layout.width = 1;
+  layout.coordinates = blocks.coordinates;
+  layout.laplacian = blocks.laplacian;
+  layout.laplacian_weights = blocks.laplacian_weights.empty() ? nullptr : blocks.laplacian_weights.data();
+  layout.pure_dims = blocks.pure_dims.data();
+  layout.pure_count = static_cast<int64_t>(blocks.pure_dims.size());
+  layout.pure_order = blocks.pure_order;
+  return layout;
+}
+
+// What the op needs besides tensors: the blocks and, per step, whether it is
+// a Linear and its activation. Its tensors are x and, per Linear, weight and bias.
+struct JetMlpPlan {
+  JetBlocks blocks;
+  std::vector<std::pair<bool, JetActivation>> steps;
+};
+
+std::vector<Tensor> step_tensors(const std::vector<JetMlpStep>& steps) {
+  std::vector<Tensor> tensors;
+  for (const JetMlpStep& step : steps)
+    if (step.linear) {
+      tensors.push_back(step.weight);
+      tensors.push_back(step.bias);
+    }
+  return tensors;
+}
+
+std::vector<JetMlpStep> steps_of(const JetMlpPlan& plan, const std::vector<Tensor>& tensors) {
+  std::vector<JetMlpStep> steps;
+  size_t next = 0;
+  for (const auto& [linear, activation] : plan.steps) {
+    JetMlpStep step{linear, Tensor(), Tensor(), activation};
+    if (linear) {
+      step.weight = tensors[next++];
+      step.bias = tensors[next++];
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+template <class T>
+std::vector<kernels::cpu::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlpStep>& steps) {
+  std::vector<kernels::cpu::JetMlpLayer<T>> layers;
+  for (const JetMlpStep& step : steps) {
+    kernels::cpu::JetMlpLayer<T> layer;
+    layer.linear = step.linear;
+    layer.activation = step.activation;
+    if (step.linear) {
+      layer.out_features = step.weight.size(0);
+      layer.in_features = step.weight.size(1);
+      layer.weight = step.weight.data_ptr<T>();
+      layer.bias = step.bias.defined() ? step.bias.data_ptr<T>() : nullptr;
+    }
+    layers.push_back(layer);
+  }
+  return layers;
+}
+
+int64_t output_width(const Tensor& x, const std::vector<JetMlpStep>& steps) {
+  int64_t width = x.size(1);
+  for (const JetMlpStep& step : steps)
+    if (step.linear) width = step.weight.size(0);
+  return width;
+}
+
+std::vector<JetMlpStep> contiguous(std::vector<JetMlpStep> steps) {
+  for (JetMlpStep& step : steps) {
+    if (step.weight.defined()) step.weight = step.weight.contiguous();
+    if (step.bias.defined()) step.bias = step.bias.contiguous();
+  }
+  return steps;
+}
+
+struct JetMlpOp {
+  static constexpr std::string_view name = "JetMlpBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, const std::vector<Tensor>& tensors, const JetMlpPlan& plan) {
+    if (ctx.is_recording()) {
+      ctx.save_for_backward(x);
+      for (const Tensor& t : tensors) ctx.save_for_backward(t);
+      append_blocks(ctx.ints, plan.blocks);
+      ctx.ints.push_back(static_cast<int64_t>(plan.steps.size()));
+      for (const auto& [linear, activation] : plan.steps) {
+        ctx.ints.push_back(linear ? 1 : 0);
+        ctx.ints.push_back(static_cast<int64_t>(activation));
+      }
+    }
+    const Tensor xc = x.contiguous();
+    const std::vector<JetMlpStep> steps = contiguous(steps_of(plan, tensors));
+    Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
+    dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
+      const auto layers = kernel_layers<T>(steps);
+      kernels::cpu::jet_mlp_forward(kernel_layout(plan.blocks, x.size(0)), layers.data(),
+                                    static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), out.data_ptr<T>());
+    });
+    return out;
+  }
+
+  static GradList backward(Ctx& ctx, const Tensor& grad) {
+    JetMlpPlan plan;
+    size_t position = 0;
+    plan.blocks = read_blocks(ctx.ints, position);
+    for (int64_t count = ctx.ints[position++]; count > 0; --count) {
+      const bool linear = ctx.ints[position++] != 0;
+      plan.steps.emplace_back(linear, static_cast<JetActivation>(ctx.ints[position++]));
+    }
+    const Tensor x = ctx.saved(0);
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < 2 * static_cast<size_t>(std::count_if(plan.steps.begin(), plan.steps.end(),
+                                                                  [](const auto& s) { return s.first; }));
+         ++i)
+      tensors.push_back(ctx.saved(1 + i));
+    GradList grads;
+    grads.resize(1 + tensors.size());
+    if (GradMode::is_enabled()) {
+      // create_graph: gradients as differentiable functions of the inputs, from
+      // the layered pass recomputed on them.
+      std::vector<Tensor> targets;
+      std::vector<size_t> slots;
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (ctx.needs_input_grad(i)) {
+          targets.push_back(i == 0 ? x : tensors[i - 1]);
+          slots.push_back(i);
+        }
+      if (targets.empty()) return grads;
+      const Tensor again = jet_mlp_layered(x, steps_of(plan, tensors), plan.blocks);
+      const std::vector<Tensor> found = autograd::grad({again}, targets, {grad}, /*retain_graph=*/true,
+                                                       /*create_graph=*/true, /*allow_unused=*/true);
+      for (size_t j = 0; j < slots.size(); ++j) grads[slots[j]] = found[j];
+      return grads;
+    }
+    const Tensor xc = x.contiguous(), gc = grad.contiguous();
+    const std::vector<JetMlpStep> steps = contiguous(steps_of(plan, tensors));
+    if (ctx.needs_input_grad(0)) grads[0] = empty(x.sizes(), x.options());
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (ctx.needs_input_grad(1 + i)) grads[1 + i] = empty(tensors[i].sizes(), tensors[i].options());
+    dispatch_floating(x.scalar_type(), "jet_mlp_backward", [&]<class T>() {
+      const auto layers = kernel_layers<T>(steps);
+      std::vector<T*> grad_weight(layers.size(), nullptr), grad_bias(layers.size(), nullptr);
+      size_t next = 1;
+      for (size_t l = 0; l < layers.size(); ++l) {
+        if (!layers[l].linear) continue;
+        if (grads[next].defined()) grad_weight[l] = grads[next].template data_ptr<T>();
+        if (grads[next + 1].defined()) grad_bias[l] = grads[next + 1].template data_ptr<T>();
+        next += 2;
+      }
+      kernels::cpu::jet_mlp_backward(kernel_layout(plan.blocks, x.size(0)), layers.data(),
+                                     static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), gc.data_ptr<T>(),
+                                     grads[0].defined() ? grads[0].template data_ptr<T>() : nullptr,
+                                     grad_weight.data(), grad_bias.data());
+    });
+    return grads;
+  }
+};
+
+}  // namespace
+
+bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps) {
+  const ScalarType dtype = x.scalar_type();
+  if (!x.is_cpu() || (dtype != kFloat64 && dtype != kFloat32)) return false;
+  for (const JetMlpStep& step : steps)
+    for (const Tensor* t : {&step.weight, &step.bias})
+      if (t->defined() && (!t->is_cpu() || t->scalar_type() != dtype)) return false;
+  return true;
+}
+
+Tensor jet_mlp(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks) {
+  GD_INTERNAL_ASSERT(jet_mlp_fused_applies(x, steps), "jet_mlp: the fused op does not apply to these tensors");
+  JetMlpPlan plan{blocks, {}};
+  for (const JetMlpStep& step : steps) plan.steps.emplace_back(step.linear, step.activation);
+  return apply<JetMlpOp>(x, step_tensors(steps), plan);
+}
+
+Tensor jet_mlp_layered(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks) {
+  // A bias still to be added to the value block: a Linear passes it on
+  // (W (h + b0) + b1 = W h + (W b0 + b1)), so that the next activation's
+  // fused op adds it, never a pass of its own.
+  Tensor jet = seed_jet(x, blocks), pending_bias;
+  for (const JetMlpStep& step : steps) {
+    if (step.linear) {
+      const Tensor weight_t = step.weight.t();
+      jet = matmul(jet, weight_t);
+      if (pending_bias.defined()) {
+        pending_bias = matmul(pending_bias, weight_t);
+        if (step.bias.defined()) pending_bias = pending_bias + step.bias;
+      } else {
+        pending_bias = step.bias;
+      }
+    } else {
+      jet = jet_activation(step.activation, blocks, jet, pending_bias);
+      pending_bias = Tensor();
+    }
+  }
+  if (!pending_bias.defined()) return jet;
+  return cat({(jet.select(0, 0) + pending_bias).unsqueeze(0), jet.narrow(0, 1, jet.size(0) - 1)}, 0);
+}
+
+}  // namespace gradiens::pinn

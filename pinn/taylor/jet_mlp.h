@@ -1,0 +1,30 @@
+// A whole MLP's jet for the Taylor-mode engine (pinn/taylor.h), two ways: one
+// fused op that runs the network on blocks of samples kept in cache, with its
+// own backward (Note [Jet MLP in cache] in kernels/cpu/taylor.h), and one
+// differentiable op per layer (a GEMM per Linear, jet_activation per
+// activation), which the fused op's backward falls back to under create_graph.
+#pragma once
+
+#include <vector>
+
+#include "engine/tensor.h"
+#include "pinn/taylor/jet_activation.h"
+
+namespace gradiens::pinn {
+
+// One layer: a Linear (weight [out, in], bias [out] or undefined) or an activation.
+struct JetMlpStep {
+  bool linear = false;
+  Tensor weight{}, bias{};
+  JetActivation activation = JetActivation::Tanh;
+};
+
+// The jet [K, N, m] of the layers at x [N, d], in blocks' layout, by the fused op.
+// Needs CPU float32/float64 tensors of one dtype (jet_mlp_fused_applies).
+Tensor jet_mlp(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks);
+bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps);
+
+// The same jet by one differentiable op per layer.
+Tensor jet_mlp_layered(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks);
+
+}  // namespace gradiens::pinn

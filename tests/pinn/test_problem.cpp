@@ -1,0 +1,265 @@
+// Problems: the engine each term gets, both engines giving the same losses and
+// parameter gradients, trainable PDE parameters, checkpoint state, loss
+// weighting against its formulas, and residual-based refinement (RAR adds
+// the worst points; RAD / RAR-D draw by the residual density).
+#include <cmath>
+#include <numbers>
+
+#include <doctest/doctest.h>
+
+#include "engine/autograd/autograd.h"
+#include "engine/functions.h"
+#include "engine/generator.h"
+#include "engine/tensor_data.h"
+#include "kernels/error.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/container.h"
+#include "nn/modules/linear.h"
+#include "pinn/adaptive.h"
+#include "pinn/problem.h"
+
+namespace gp = gradiens::pinn;
+namespace gd = gradiens;
+
+namespace {
+
+const auto kF64 = gd::TensorOptions().dtype(gd::kFloat64);
+
+double max_error(const gd::Tensor& a, const gd::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+gd::nn::Sequential tanh_mlp(int64_t in, int64_t width, int64_t out, uint64_t seed) {
+  gd::manual_seed(seed);
+  gd::nn::Sequential net(gd::nn::Linear(in, width), gd::nn::Tanh(), gd::nn::Linear(width, width), gd::nn::Tanh(),
+                         gd::nn::Linear(width, out));
+  net->to(gd::kFloat64);
+  return net;
+}
+
+gp::PointFunction sine_of_x() {
+  return [](const gd::Tensor& x) { return -gd::sin(std::numbers::pi * x.narrow(1, 0, 1)); };
+}
+
+// Burgers on [-1, 1] x [0, 1] with an unknown viscosity parameter.
+gp::Problem burgers(gd::Tensor* nu_out = nullptr) {
+  gp::Problem problem(std::make_shared<gp::GeometryXTime>(gp::Interval(-1, 1), 0.0, 1.0));
+  gd::Tensor nu = problem.add_parameter("nu", 0.05);
+  if (nu_out) *nu_out = nu;
+  gp::DerivativeNeeds needs{{{0}, {1}, {0, 0}}, false, {}};
+  problem.add(std::make_shared<gp::OperatorCondition>(
+      "pde", gp::PointSpec::interior(200, gp::Sampler::kLHS), needs,
+      [nu](gp::Solution& s) { return s.d(1) + s.u() * s.d(0) - nu * s.d({0, 0}); }));
+  problem.add(std::make_shared<gp::DirichletBC>("bc", gp::PointSpec::boundary(40), sine_of_x()), 2.0);
+  problem.add(std::make_shared<gp::InitialCondition>("ic", gp::PointSpec::initial(40), sine_of_x()));
+  return problem;
+}
+
+std::vector<gd::Tensor> all_grads(const std::vector<gd::Tensor>& params) {
+  std::vector<gd::Tensor> out;
+  for (const gd::Tensor& p : params) out.push_back(p.grad().defined() ? p.grad().clone() : gd::zeros_like(p));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("problem: auto picks Taylor mode for an MLP; both engines give the same losses and gradients") {
+  gd::Tensor nu;
+  gp::Problem problem = burgers(&nu);
+  gd::Generator generator(21);
+  problem.sample(generator);
+  gd::nn::Sequential net = tanh_mlp(2, 8, 1, 3);
+  gd::nn::AnyModule module(net);
+  std::vector<gd::Tensor> params = net->parameters();
+  params.push_back(nu);
+
+  gp::Losses taylor = problem.losses(module);
+  CHECK(problem.last_engines() == std::vector<gp::Engine>(3, gp::Engine::kTaylor));
+  CHECK(taylor.names == std::vector<std::string>{"pde", "bc", "ic"});
+  taylor.total.backward();
+  std::vector<gd::Tensor> taylor_grads = all_grads(params);
+  gd::autograd::zero_grad(params);
+
+  problem.set_engine(gp::Engine::kNested);
+  gp::Losses nested = problem.losses(module);
+  CHECK(problem.last_engines() == std::vector<gp::Engine>(3, gp::Engine::kNested));
+  nested.total.backward();
+  std::vector<gd::Tensor> nested_grads = all_grads(params);
+  for (size_t i = 0; i < 3; ++i)
+    CHECK(std::abs(taylor.values[i].item<double>() - nested.values[i].item<double>()) < 1e-12);
+  // The total weighs bc by 2.
+  const double expected_total =
+      nested.values[0].item<double>() + 2 * nested.values[1].item<double>() + nested.values[2].item<double>();
+  CHECK(nested.total.item<double>() == doctest::Approx(expected_total).epsilon(1e-15));
+  for (size_t i = 0; i < params.size(); ++i) CHECK(max_error(taylor_grads[i], nested_grads[i]) < 1e-12);
+  // The viscosity gets a gradient: d(pde loss)/d nu = mean(2 r (-u_xx)), nonzero.
+  CHECK(nested_grads.back().abs().item<double>() > 0);
+}
+
+TEST_CASE("problem: an output transform or a mixed derivative means the nested engine") {
+  gp::Problem problem(gp::Rectangle({0, 0}, {1, 1}));
+  gp::DerivativeNeeds mixed{{{0, 1}}, false, {}};
+  problem.add(std::make_shared<gp::OperatorCondition>("pde", gp::PointSpec::interior(20), mixed,
+                                                      [](gp::Solution& s) { return s.d({0, 1}); }));
+  gd::Generator generator(22);
+  problem.sample(generator);
+  gd::nn::Sequential net = tanh_mlp(2, 5, 1, 4);
+  gd::nn::AnyModule module(net);
+  problem.losses(module);
+  CHECK(problem.last_engines() == std::vector<gp::Engine>{gp::Engine::kNested});
+  problem.set_engine(gp::Engine::kTaylor);
+  CHECK_THROWS_WITH_AS(problem.losses(module), doctest::Contains("mixed derivative"), gd::Error);
+
+  // Hard constraint u = x (1 - x) y (1 - y) N(x): zero on the boundary exactly.
+  gp::Problem hard(gp::Rectangle({0, 0}, {1, 1}));
+  hard.set_output_transform([](const gd::Tensor& x, const gd::Tensor& y) {
+    gd::Tensor a = x.narrow(1, 0, 1), b = x.narrow(1, 1, 1);
+    return a * (1 - a) * b * (1 - b) * y;
+  });
+  hard.add(std::make_shared<gp::DirichletBC>(
+      "bc", gp::PointSpec::boundary(30), [](const gd::Tensor& x) { return gd::zeros({x.size(0), 1}, kF64); }));
+  hard.sample(generator);
+  gp::Losses losses = hard.losses(module);
+  CHECK(hard.last_engines() == std::vector<gp::Engine>{gp::Engine::kNested});
+  CHECK(losses.values[0].item<double>() < 1e-30);
+  hard.set_engine(gp::Engine::kTaylor);
+  CHECK_THROWS_WITH_AS(hard.losses(module), doctest::Contains("output transform"), gd::Error);
+}
+
+TEST_CASE("problem: the checkpoint state restores points, weights and parameters exactly") {
+  gd::Tensor nu;
+  gp::Problem a = burgers(&nu);
+  gd::Generator generator(23);
+  a.sample(generator);
+  a.weights().set_values({1.0, 3.5, 0.25});
+  {
+    gd::NoGradGuard no_grad;
+    nu.fill_(0.125);
+  }
+  std::map<std::string, gd::Tensor> state = a.state_dict();
+  gp::Problem b = burgers();
+  b.load_state_dict(state);
+  for (const char* name : {"pde", "bc", "ic"}) CHECK(max_error(a.term(name).points(), b.term(name).points()) == 0);
+  CHECK(b.weights().values() == std::vector<double>{1.0, 3.5, 0.25});
+  CHECK(b.parameters()[0].second.item<double>() == 0.125);
+  gd::nn::Sequential net = tanh_mlp(2, 4, 1, 5);
+  CHECK(a.losses(gd::nn::AnyModule(net)).total.item<double>() == b.losses(gd::nn::AnyModule(net)).total.item<double>());
+  state.erase("points/bc");
+  CHECK_THROWS_WITH_AS(b.load_state_dict(state), doctest::Contains("points/bc"), gd::Error);
+  CHECK_THROWS_AS(a.add(std::make_shared<gp::DirichletBC>("bc", gp::PointSpec::boundary(4), sine_of_x())), gd::Error);
+  CHECK_THROWS_WITH_AS(a.term("nope"), doctest::Contains("pde, bc, ic"), gd::Error);
+  CHECK_THROWS_AS(a.add_parameter("nu", 1.0), gd::Error);
+}
+
+TEST_CASE("weighting: gradient-norm balancing and learning-rate annealing follow their formulas") {
+  // Two parameters p = (p0, p1); L0 = 3 p0 + p1, L1 = p0 - 4 p1:
+  // gradients (3, 1) and (1, -4).
+  gd::Tensor p = gd::tensor({0.5, -0.25}, kF64).requires_grad_();
+  auto terms = [&] { return std::vector<gd::Tensor>{3 * p[0] + p[1], p[0] - 4 * p[1]}; };
+  const double n0 = std::sqrt(10.0), n1 = std::sqrt(17.0);
+
+  gp::LossWeights grad_norm({1.0, 1.0}, {gp::Weighting::kGradNorm, 10, 0.0});
+  grad_norm.update(terms(), {p});
+  CHECK(grad_norm.values()[0] == doctest::Approx((n0 + n1) / n0).epsilon(1e-14));
+  CHECK(grad_norm.values()[1] == doctest::Approx((n0 + n1) / n1).epsilon(1e-14));
+  gp::LossWeights smoothed({1.0, 1.0}, {gp::Weighting::kGradNorm, 10, 0.9});
+  smoothed.update(terms(), {p});
+  CHECK(smoothed.values()[1] == doctest::Approx(0.9 + 0.1 * (n0 + n1) / n1).epsilon(1e-14));
+
+  // lambda_hat_1 = max |grad L0| / mean |grad L1| = 3 / 2.5; the first keeps 1.
+  gp::LossWeights annealing({1.0, 2.0}, {gp::Weighting::kLRAnnealing, 10, 0.9});
+  annealing.update(terms(), {p});
+  CHECK(annealing.values()[0] == 1.0);
+  CHECK(annealing.values()[1] == doctest::Approx(0.1 * 2.0 + 0.9 * 3.0 / 2.5).epsilon(1e-14));
+  CHECK(annealing.due(20));
+  CHECK_FALSE(annealing.due(25));
+  gp::LossWeights fixed({1.0, 2.0}, {});
+  fixed.update(terms(), {p});
+  CHECK(fixed.values() == std::vector<double>{1.0, 2.0});
+  CHECK_FALSE(fixed.due(100));
+
+  CHECK_THROWS_AS(gp::LossWeights({-1.0}, {}), gd::Error);
+  CHECK_THROWS_AS(gp::LossWeights({1.0}, {gp::Weighting::kGradNorm, 0, 0.9}), gd::Error);
+  CHECK_THROWS_AS(grad_norm.update({terms()[0]}, {p}), gd::Error);
+  CHECK(gp::parse_weighting("grad_norm") == gp::Weighting::kGradNorm);
+  CHECK_THROWS_WITH_AS(gp::parse_weighting("softadapt"), doctest::Contains("lr_annealing"), gd::Error);
+}
+
+TEST_CASE("refinement: RAR adds the candidates of largest residual") {
+  // A network that outputs 0 (its last layer zeroed) and the residual
+  // u - f(x) with f a bump at x = 0.7: |r| = f, largest near the bump.
+  gp::Problem problem(gp::Interval(0, 1));
+  gp::PointFunction bump = [](const gd::Tensor& x) { return gd::exp(-200 * (x - 0.7).square()); };
+  problem.add(std::make_shared<gp::OperatorCondition>(
+      "pde", gp::PointSpec::interior(50), gp::DerivativeNeeds{},
+      [](gp::Solution& s, const std::vector<gd::Tensor>& data) { return s.u() - data[0]; },
+      std::vector<gp::PointFunction>{bump}));
+  gd::Generator generator(24);
+  problem.sample(generator);
+  gd::nn::Sequential net = tanh_mlp(1, 4, 1, 6);
+  {
+    gd::NoGradGuard no_grad;
+    for (gd::Tensor& p : (*net)[4]->parameters()) p.zero_();
+  }
+  gd::nn::AnyModule module(net);
+  gp::RefinementOptions options;
+  options.method = gp::Refinement::kRAR;
+  options.candidates = 1000;
+  options.add = 5;
+  gd::Generator replay = generator.clone();  // draws the same candidates
+  gd::Tensor added = gp::refine(problem, module, options, generator);
+  REQUIRE(added.sizes() == gd::IntArrayRef({5, 1}));
+  CHECK(problem.term("pde").points().size(0) == 55);
+  CHECK(max_error(problem.term("pde").points().narrow(0, 50, 5), added) == 0);
+  gd::Tensor candidates = problem.domain().sample_interior(1000, gp::Sampler::kPseudo, replay);
+  gd::Tensor f = bump(candidates).reshape({-1});
+  gd::Tensor worst = candidates.index_select(0, std::get<1>(gd::topk(f, 5)));
+  CHECK(max_error(added, worst) == 0);
+  CHECK(((added - 0.7).abs() < 0.02).all().item<bool>());
+  // The residual magnitude is |f| there.
+  CHECK(max_error(problem.residual_magnitude(module, "pde", candidates), f) < 1e-15);
+  // max_points caps the growth.
+  options.max_points = 57;
+  CHECK(gp::refine(problem, module, options, generator).size(0) == 2);
+  CHECK(gp::refine(problem, module, options, generator).size(0) == 0);
+
+  // RAD redraws as many points as there are, concentrated near the bump
+  // (with c = 0 the density is f itself).
+  options.method = gp::Refinement::kRAD;
+  options.k = 1;
+  options.c = 0;
+  gd::Tensor drawn = gp::refine(problem, module, options, generator);
+  CHECK(drawn.size(0) == 57);
+  CHECK(problem.term("pde").points().size(0) == 57);
+  CHECK(((drawn - 0.7).abs() < 0.25).all().item<bool>());
+  options.method = gp::Refinement::kRARD;
+  options.max_points = 0;
+  options.add = 10;
+  CHECK(gp::refine(problem, module, options, generator).size(0) == 10);
+  CHECK(problem.term("pde").points().size(0) == 67);
+  // Only operator conditions can be refined.
+  gp::Problem other(gp::Interval(0, 1));
+  other.add(std::make_shared<gp::DirichletBC>("bc", gp::PointSpec::boundary(2), bump));
+  other.sample(generator);
+  options.term = "bc";
+  CHECK_THROWS_WITH_AS(gp::refine(other, module, options, generator), doctest::Contains("operator condition"), gd::Error);
+}
+
+TEST_CASE("refinement: drawing without replacement follows the weights") {
+  gd::Generator generator(25);
+  gd::Tensor weights = gd::tensor({0.0, 1.0, 3.0}, kF64);
+  int64_t third = 0;
+  const int trials = 4000;
+  for (int i = 0; i < trials; ++i) {
+    gd::Tensor one = gp::sample_without_replacement(weights, 1, generator);
+    const int64_t index = one[0].item<int64_t>();
+    CHECK(index != 0);
+    third += index == 2;
+  }
+  // P(index 2) = 3/4; 4000 draws give a standard deviation of 0.0068.
+  CHECK(std::abs(static_cast<double>(third) / trials - 0.75) < 0.03);
+  gd::Tensor both = gp::sample_without_replacement(weights, 2, generator);
+  CHECK(gd::equal(std::get<0>(gd::sort(both)), gd::tensor({int64_t{1}, int64_t{2}})));
+  CHECK_THROWS_AS(gp::sample_without_replacement(weights, 3, generator), gd::Error);
+  CHECK_THROWS_AS(gp::sample_without_replacement(gd::tensor({-1.0, 1.0}, kF64), 1, generator), gd::Error);
+  CHECK(gp::parse_refinement("RAR-D") == gp::Refinement::kRARD);
+  CHECK_THROWS_AS(gp::parse_refinement("rar"), gd::Error);
+}

@@ -1,0 +1,196 @@
+// Whole PINN runs of the built gradiens-train: an inverse problem with
+// adaptive weights, resampling and refinement, killed in its Adam phase, at
+// the switch to L-BFGS and inside L-BFGS, resumes bit for bit; the field
+// plots; and the errors of bad "pinn" sections.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTrainer = GRADIENS_TRAIN_BINARY;
+const fs::path kWork = fs::path(GRADIENS_TRAIN_TEST_DIR) / "pinn";
+
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> metric_lines(const fs::path& run_dir) {
+  std::vector<std::string> lines;
+  std::istringstream in(slurp(run_dir / "metrics.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    json record = json::parse(line);
+    record.erase("time");
+    lines.push_back(record.dump());
+  }
+  return lines;
+}
+
+std::string latest_file(const fs::path& run_dir, const std::string& name) {
+  const std::string latest = slurp(run_dir / "checkpoints" / "latest");
+  return slurp(run_dir / "checkpoints" / latest.substr(0, latest.find('\n')) / name);
+}
+
+fs::path write_config(const std::string& name, const std::string& text) {
+  fs::create_directories(kWork);
+  const fs::path path = kWork / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+fs::path only_run_dir(const fs::path& out) {
+  std::vector<fs::path> dirs;
+  for (const auto& entry : fs::directory_iterator(out)) dirs.push_back(entry.path());
+  REQUIRE(dirs.size() == 1);
+  return dirs[0];
+}
+
+// The heat equation with an unknown diffusivity kappa (true value 0.1),
+// observed with 1% noise: 8 Adam steps with gradient-norm weighting every 2
+// steps, the boundary's random points redrawn every 3 (the others come from
+// Sobol sequences and stay) and RAR every 4, then 4 L-BFGS steps of 3
+// iterations; checkpoints every 2 steps.
+const char* kInverseConfig = R"x({
+  "version": 1, "name": "inverse", "seed": 3, "dtype": "float64",
+  "model": {"type": "Sequential", "layers": [
+    {"type": "Linear", "out_features": 8}, {"type": "Tanh"}, {"type": "Linear", "out_features": 8}, {"type": "Tanh"},
+    {"type": "Linear", "out_features": 1}]},
+  "pinn": {
+    "domain": {"type": "Interval", "lower": 0, "upper": 1}, "time": [0, 1],
+    "parameters": [{"name": "kappa", "initial": 0.5}],
+    "pde": {"type": "heat", "diffusivity": "kappa", "points": 64, "sampler": "Sobol"},
+    "conditions": [
+      {"type": "dirichlet", "points": 16},
+      {"type": "initial", "value": "sin(pi*x)", "points": 16, "sampler": "Sobol"},
+      {"type": "data", "name": "observations", "points": 32, "noise": 0.01}],
+    "reference": {"type": "expression", "u": "exp(-0.1*pi^2*t)*sin(pi*x)"},
+    "evaluation": {"grid": [11, 6]},
+    "weighting": {"method": "grad_norm", "every": 2},
+    "resample_every": 3,
+    "refinement": {"method": "RAR", "every": 4, "candidates": 200, "add": 4}
+  },
+  "metrics": {"train": ["loss", "lr", "grad_norm"], "val": ["rel_l2", "max_abs_error", "loss"]},
+  "train": {
+    "phases": [
+      {"optimizer": {"type": "Adam", "lr": 0.01}, "steps": 8},
+      {"optimizer": {"type": "LBFGS", "lr": 1.0, "max_iter": 3, "line_search_fn": "strong_wolfe"}, "steps": 4}],
+    "log_every": 1,
+    "eval_every": {"every": 2, "unit": "steps"},
+    "checkpoint": {"every": 2, "unit": "steps", "keep_last": 2}
+  },
+  "output": {"plots": false, "progress": "lines"}
+})x";
+
+}  // namespace
+
+TEST_CASE("pinn runs: killed in Adam, at the switch to L-BFGS or inside L-BFGS, a resumed run ends bit for bit") {
+  const fs::path config = write_config("inverse.json", kInverseConfig);
+  const fs::path reference_out = kWork / "inverse_reference";
+  fs::remove_all(reference_out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + reference_out.string() + " > " +
+                (kWork / "reference_log").string()) == 0);
+  const fs::path reference = only_run_dir(reference_out);
+  const std::vector<std::string> reference_lines = metric_lines(reference);
+  REQUIRE(reference_lines.size() == 12 + 6);  // a train line per step, a val line every 2 steps
+  const json first = json::parse(reference_lines.front()), last = json::parse(reference_lines[reference_lines.size() - 2]);
+  for (const char* key : {"train/loss", "train/loss_pde", "train/loss_dirichlet", "train/loss_initial",
+                          "train/loss_observations", "train/weight_pde", "train/param_kappa", "train/grad_norm"}) {
+    CAPTURE(key);
+    CHECK(first.contains(key));
+  }
+  CHECK(first["train/param_kappa"].get<double>() != 0.5);  // trained from the first step
+  CHECK(last.contains("train/loss"));
+  // RAR at steps 4 and 8 added 4 points each, reported in the log.
+  const std::string log = slurp(kWork / "reference_log");
+  CHECK(log.find("step 4: RAR added 4 points; pde has 68") != std::string::npos);
+  CHECK(log.find("step 8: RAR added 4 points; pde has 72") != std::string::npos);
+
+  for (const std::string fault : {"kill_at_step:3", "kill_at_step:8", "kill_at_step:9", "kill_at_step:11"}) {
+    CAPTURE(fault);
+    const fs::path out = kWork / ("inverse_" + fault.substr(fault.find(':') + 1));
+    fs::remove_all(out);
+    CHECK(shell("GRADIENS_TRAIN_FAULT=" + fault + " " + kTrainer + " --config " + config.string() + " --out " +
+                out.string() + " > /dev/null 2>&1") == 128 + 9);
+    const fs::path run = only_run_dir(out);
+    CHECK(metric_lines(run).size() < reference_lines.size());
+    CHECK(shell(kTrainer + " --resume " + run.string() + " > /dev/null") == 0);
+    CHECK(metric_lines(run) == reference_lines);
+    CHECK(latest_file(run, "model.safetensors") == latest_file(reference, "model.safetensors"));
+    CHECK(latest_file(run, "pinn.safetensors") == latest_file(reference, "pinn.safetensors"));
+  }
+}
+
+TEST_CASE("pinn runs: plots of u, the reference and the error on the evaluation grid") {
+  if (shell("command -v gnuplot > /dev/null") != 0) {
+    MESSAGE("gnuplot is not installed; the field plots are not drawn");
+    return;
+  }
+  std::string text = kInverseConfig;
+  text.replace(text.find("\"plots\": false"), 14, "\"plots\": true");
+  const fs::path config = write_config("plots.json", text);
+  const fs::path out = kWork / "plots_run";
+  fs::remove_all(out);
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
+  const fs::path run = only_run_dir(out);
+  for (const char* file : {"plots/field_u.png", "plots/field_reference.svg", "plots/field_error.png", "plots/loss.png",
+                           "plots/val_rel_l2.png", "plots/train_param_kappa.png"}) {
+    CAPTURE(file);
+    REQUIRE(fs::exists(run / file));
+    CHECK(fs::file_size(run / file) > 0);
+  }
+  const json summary = json::parse(slurp(run / "summary.json"));
+  CHECK(summary["final_metrics"].contains("val/rel_l2"));
+}
+
+TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::vector<Case> cases = {
+      {R"x("type": "heat")x", R"x("type": "heet")x", "pinn.pde.type: unknown pde \"heet\"; did you mean \"heat\"?"},
+      {R"x("time": [0, 1],)x", "", "pinn.pde: heat needs a time coordinate (pinn.time)"},
+      {R"x("sin(pi*x)")x", R"x("sin(pi*q)")x", "pinn.conditions[1].value: expression \"sin(pi*q)\""},
+      {R"x("diffusivity": "kappa")x", R"x("diffusivity": "kapa")x", "pinn.pde.diffusivity: \"kapa\" is neither a number"},
+      {R"x("reference": {"type": "expression", "u": "exp(-0.1*pi^2*t)*sin(pi*x)"},)x", "",
+       "pinn.conditions[2]: observations are drawn from the reference solution; give pinn.reference"},
+      {R"x({"type": "dirichlet", "points": 16},)x", R"x({"type": "dirichlet", "name": "initial", "points": 16},)x",
+       "pinn.conditions[1]: a term named initial exists already"},
+      {R"x("val": ["rel_l2", "max_abs_error", "loss"])x", R"x("val": ["accuracy"])x",
+       "metrics.val[0]: a PINN run scores loss, rel_l2 and max_abs_error against its reference, not accuracy"},
+      {R"x("evaluation": {"grid": [11, 6]},)x", R"x("evaluation": {"grid": [11]},)x",
+       "pinn.evaluation.grid: 1 counts for 2 coordinates"},
+      {R"x("version": 1,)x", R"x("version": 1, "loss": {"type": "mse_loss"},)x",
+       "loss: cannot be given with pinn"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.to);
+    std::string text = kInverseConfig;
+    const size_t at = text.find(c.from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    const fs::path config = write_config("bad.json", text);
+    const fs::path stderr_file = kWork / "bad_stderr";
+    CHECK(shell(kTrainer + " --config " + config.string() + " --validate > /dev/null 2> " + stderr_file.string()) == 2);
+    const std::string message = slurp(stderr_file);
+    CHECK_MESSAGE(message.find(c.message) != std::string::npos, message);
+  }
+}
