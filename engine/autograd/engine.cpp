@@ -123,7 +123,16 @@ class GraphTask {
       bool any_defined = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
       GradList outputs;
       if (execute && any_defined) {
-        outputs = node->apply(std::move(inputs));
+        // Note [Unneeded outputs]: the formula skips gradients nobody asked for.
+        const uint64_t outer_unneeded = node->unneeded_outputs_;
+        node->unneeded_outputs_ = prune ? unneeded_outputs(*node) : 0;
+        try {
+          outputs = node->apply(std::move(inputs));
+        } catch (...) {
+          node->unneeded_outputs_ = outer_unneeded;
+          throw;
+        }
+        node->unneeded_outputs_ = outer_unneeded;
         if (!keep_graph_) node->release_variables();
         if (anomaly_enabled) check_anomaly(*node, outputs);
       }
@@ -131,7 +140,7 @@ class GraphTask {
         const Edge& edge = node->next_edges_[i];
         if (!edge.is_valid()) continue;
         Node* child = edge.function.get();
-        if (execute && i < outputs.size() && outputs[i].defined())
+        if (execute && i < outputs.size() && outputs[i].defined() && (!prune || child->needed_))
           accumulate_input(*child, edge.input_nr, validate(*node, i, *child, edge.input_nr, std::move(outputs[i])));
         if (--child->pending_dependencies_ == 0) ready.push(child);
       }
@@ -215,6 +224,27 @@ class GraphTask {
     std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->sequence_nr_ < b->sequence_nr_; });
     for (Node* n : order)
       if (any_child_needed(*n)) n->needed_ = true;
+  }
+
+  // Note [Unneeded outputs]
+  // ~~~~~~~~~~~~~~~~~~~~~~~
+  // autograd::grad(outputs, inputs) (and backward(inputs=...)) runs only the
+  // nodes that lead to `inputs`, but a node that runs would still compute the
+  // gradient of every forward input that required grad: through a PINN's
+  // nested grads, the weight and bias gradients of every Linear, which nobody
+  // reads, and which under create_graph are recorded too. As PyTorch's
+  // task_should_compute_output, the engine tells the node, while its formula
+  // runs, which next edges lead to a needed node; Ctx::needs_input_grad is
+  // false for the others, and the engine drops anything still sent to them.
+  // A node not needed never runs, so its pre-hooks see no gradient.
+  static uint64_t unneeded_outputs(const Node& n) {
+    uint64_t mask = 0;
+    const size_t count = std::min<size_t>(n.next_edges_.size(), 64);
+    for (size_t i = 0; i < count; ++i) {
+      const Edge& e = n.next_edges_[i];
+      if (!e.is_valid() || !e.function->needed_) mask |= uint64_t{1} << i;
+    }
+    return mask;
   }
 
   bool any_child_needed(const Node& n) const {

@@ -39,8 +39,12 @@ class Ctx {
     return out;
   }
   Tensor saved(size_t i) const { return saved_[i].unpack(owner()); }
-  // Whether the forward input at `index` (counting tensor arguments) gets a gradient.
-  bool needs_input_grad(size_t index) const { return index < needs_grad_.size() && needs_grad_[index]; }
+  // Whether the forward input at `index` (counting tensor arguments) gets a
+  // gradient: it required grad in forward and, in backward, the pass running
+  // wants it (Note [Unneeded outputs]).
+  bool needs_input_grad(size_t index) const {
+    return index < needs_grad_.size() && needs_grad_[index] && (!owner_ || owner_->should_compute_output(index));
+  }
 
   // Free-form attributes for the backward formula.
   DimVector ints;

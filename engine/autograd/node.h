@@ -63,6 +63,11 @@ class Node : public std::enable_shared_from_this<Node> {
   void remove_pre_hook(unsigned handle);
   const std::vector<std::tuple<unsigned, uint32_t, TensorHook>>& pre_hooks() const { return pre_hooks_; }
 
+  // Whether the backward pass now running wants the gradient for next edge
+  // `i`: false for an edge that leads to no input of autograd::grad (or of
+  // backward(inputs=...)), so the formula can skip it (Note [Unneeded outputs]).
+  bool should_compute_output(size_t i) const { return i >= 64 || !((unneeded_outputs_ >> i) & 1); }
+
   // Where the node was created, filled in anomaly mode.
   std::string creation_trace;
 
@@ -78,6 +83,7 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t graph_task_id_ = 0;
   int32_t pending_dependencies_ = 0;
   bool needed_ = false;
+  uint64_t unneeded_outputs_ = 0;  // bit i: next edge i leads nowhere needed (only while apply runs)
   GradList input_buffer_;
 };
 

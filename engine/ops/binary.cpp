@@ -2,11 +2,15 @@
 // and scalar operands, their in-place forms, and their backward formulas.
 // Gradients are returned at the broadcast shape; the engine sums them back.
 #include <cmath>
+#include <optional>
+#include <type_traits>
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace gradiens {
 
@@ -14,11 +18,50 @@ namespace {
 
 using kernels::cpu::elementwise_kernel;
 
+struct AddFn;
+struct SubFn;
+struct MulFn;
+
+// The vectorized kernel that computes f, when f is a plain +, - or * (alpha 1:
+// x + 1 * y rounds as x + y).
+template <class F>
+std::optional<kernels::cpu::Arith> vector_arith(const F& f) {
+  if constexpr (std::is_same_v<F, AddFn>) {
+    if (f.alpha.to_double() == 1) return kernels::cpu::Arith::Add;
+  } else if constexpr (std::is_same_v<F, SubFn>) {
+    if (f.alpha.to_double() == 1) return kernels::cpu::Arith::Sub;
+  } else if constexpr (std::is_same_v<F, MulFn>) {
+    return kernels::cpu::Arith::Mul;
+  }
+  return std::nullopt;
+}
+
+// Whether out, a and b are contiguous float32/float64 tensors of one shape and
+// dtype on the CPU, so the flat vectorized kernel can take them.
+bool same_dense_operands(const BinaryOperands& ops) {
+  for (const Tensor* t : {&ops.out, &ops.a, &ops.b}) {
+    if (!t->is_contiguous() || t->dtype() != ops.out.dtype() || !(t->sizes() == ops.out.sizes()) ||
+        !t->device().is_cpu())
+      return false;
+  }
+  return ops.out.dtype() == kFloat32 || ops.out.dtype() == kFloat64;
+}
+
 // out = f(a, b) over broadcast a and b in their result type (or into `inplace_out`).
 template <class F>
 Tensor binary_arith(const Tensor& a, const Tensor& b, std::string_view op, F f, const Tensor& inplace_out = {}) {
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, dt, op, inplace_out);
+  if (auto kind = vector_arith<F>(f); kind && same_dense_operands(ops)) {
+    dispatch_floating(ops.out.dtype(), op, [&]<class T>() {
+      const T *ap = ops.a.data_ptr<T>(), *bp = ops.b.data_ptr<T>();
+      T* out = ops.out.data_ptr<T>();
+      kernels::cpu::parallel_for(0, ops.out.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+        kernels::cpu::arith(*kind, ap + lo, bp + lo, out + lo, hi - lo);
+      });
+    });
+    return ops.out;
+  }
   auto iter = make_iterator(ops.out, {ops.a, ops.b});
   if constexpr (requires { F::logical(true, true); }) {
     // Bool arithmetic is logical, as in PyTorch: add and maximum are `or`, mul and minimum `and`.

@@ -294,6 +294,14 @@ struct ScaledProduct3 {
     Tensor out = empty(a.sizes(), a.options());
     dispatch_floating(a.dtype(), "scaled_product", [&]<class T>() {
       const T s = static_cast<T>(scale);
+      if (same_dense_layout({a, b, c})) {  // the vectorized kernel, same rounding
+        const T *ap = a.data_ptr<T>(), *bp = b.data_ptr<T>(), *cp = c.data_ptr<T>();
+        T* op = out.data_ptr<T>();
+        kernels::cpu::parallel_for(0, a.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+          kernels::cpu::scaled_product(ap + lo, bp + lo, cp + lo, s, op + lo, hi - lo);
+        });
+        return;
+      }
       elementwise_kernel<T, T, T, T>(make_iterator(out, {a, b, c}), [s](T x, T y, T z) { return s * (x * y * z); });
     });
     return out;
@@ -312,11 +320,8 @@ struct ScaledProduct3 {
         T *ga = grads[0].data_ptr<T>(), *gb = grads[1].data_ptr<T>(), *gc = grads[2].data_ptr<T>();
         const T st = static_cast<T>(s);
         kernels::cpu::parallel_for(0, g.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-          for (int64_t i = lo; i < hi; ++i) {
-            ga[i] = st * (gp[i] * bp[i] * cp[i]);
-            gb[i] = st * (ap[i] * gp[i] * cp[i]);
-            gc[i] = st * (ap[i] * bp[i] * gp[i]);
-          }
+          kernels::cpu::scaled_product_backward(gp + lo, ap + lo, bp + lo, cp + lo, st, ga + lo, gb + lo, gc + lo,
+                                                hi - lo);
         });
       });
       return grads;
@@ -361,8 +366,7 @@ struct TanhBackwardOp {
         const T *ggp = gg.data_ptr<T>(), *gp = grad.data_ptr<T>(), *yp = y.data_ptr<T>();
         T *d_grad = grads[0].data_ptr<T>(), *d_y = grads[1].data_ptr<T>();
         kernels::cpu::parallel_for(0, y.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-          kernels::cpu::tanh_backward(ggp + lo, yp + lo, d_grad + lo, hi - lo);
-          for (int64_t i = lo; i < hi; ++i) d_y[i] = T(-2) * (ggp[i] * gp[i] * yp[i]);
+          kernels::cpu::tanh_backward_backward(ggp + lo, gp + lo, yp + lo, d_grad + lo, d_y + lo, hi - lo);
         });
       });
       return grads;

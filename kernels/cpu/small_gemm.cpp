@@ -3,18 +3,21 @@
 
 // Note [Small float64 GEMM]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~
-// A PINN's hidden layers are 20 wide: its products are [10000, 20] x [20, 20]
-// (forward and input gradients) and [20, 10000] x [10000, 20] (weight gradients).
-// OpenBLAS packs A and B into its panel layout on every call; for these shapes
-// the packing (dgemm_itcopy/oncopy/otcopy, plus a memset of C) took a third of
-// dgemm's time in the pinn_burgers_f64 profile. With n <= 32 a whole row of C is
-// at most four AVX-512 vectors, so a tile of MR rows of C stays in registers
-// while the kernel walks the reduction index p: per p it loads the B row (NV
-// vectors, the last one masked) and broadcasts MR elements of op(A). Neither
-// operand is copied, except a transposed B, which is small here (k <= 64) and
-// packed once on the stack. Long reductions (k large, m <= 32: weight gradients)
-// are cut into chunks of kChunk rows so that A's and B's chunk stay in L2 while
-// every tile of C passes over them.
+// A PINN's hidden layers are 20 to 64 wide: its products are [10000, 20] x
+// [20, 20] or [8192, 64] x [64, 64] (forward and input gradients) and their
+// [n, N] x [N, n] weight gradients. OpenBLAS packs A and B into its panel layout
+// on every call; for these shapes the packing (dgemm_itcopy/oncopy/otcopy, plus
+// a memset of C) took a third of dgemm's time in the PINN profiles. Here C is cut
+// into column panels of at most four vectors (32 columns with AVX-512), and a
+// tile of MR rows of a panel stays in registers while the kernel walks the
+// reduction index p: per p it loads the panel's B row and broadcasts MR elements
+// of op(A). A panel's last columns go in a half-width vector when they fit in
+// one (20 = 8 + 8 + 4 with AVX-512): on CPUs that execute a 512-bit FMA as two
+// 256-bit halves (AMD Zen 4) that costs half a masked full vector, and no more
+// elsewhere. Neither operand is copied, except a transposed B, which is small
+// here (k <= 64) and packed once on the stack. Long reductions (k large, m <= 64:
+// weight gradients) are cut into chunks of kChunk rows so that A's and B's chunk
+// stay in L2 while every tile of C passes over them.
 // Summation order: each C element is one FMA chain over p in order (then scaled
 // by alpha and added to beta * C), as in OpenBLAS's kernel for k within a block,
 // so results agree with it to rounding.
@@ -24,6 +27,7 @@
 #include "kernels/cpu/small_gemm.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/error.h"
@@ -52,7 +56,7 @@ struct SmallGemmOperands {
 };
 constexpr int64_t kChunk = 256;       // reduction rows per pass (Note [Small float64 GEMM])
 constexpr int64_t kMaxShortK = 64;    // k up to which any m is handled
-constexpr int64_t kMaxLongM = 32;     // m up to which any k is handled
+constexpr int64_t kMaxLongM = 64;     // m up to which any k is handled
 }  // namespace
 }  // namespace gradiens::kernels::cpu
 #endif
@@ -68,107 +72,153 @@ constexpr bool kSmallGemmTarget = true;
 constexpr bool kSmallGemmTarget = false;
 #endif
 
-// Rows [i0, i0 + MR) of C over the reduction rows [p0, p1). The first chunk
-// applies beta (reading C only when beta != 0); later chunks add to C.
-template <int MR, int NV>
-HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t p0, int64_t p1, bool first_chunk) {
+// How a panel's last columns are held (Note [Small float64 GEMM]): none left,
+// a half-width vector, or a full-width masked vector.
+enum class Tail { kNone, kHalf, kFull };
+
+// Accumulator registers: AVX-512 has 32 vector registers, AVX2 16; keep one per
+// vector of the B row, one for the broadcast and the rest for the tile. At most 4
+// rows: with more, GCC keeps the accumulator array on the stack (a store and a
+// load per FMA) and the kernel runs at 28 GFLOP/s instead of 70 ([10000,20] x [20,20]).
+template <int Vectors>
+constexpr int rows_per_tile() {
+  constexpr int registers = HWY_TARGET == HWY_AVX3 ? 32 : 16;
+  return std::clamp((registers - Vectors - 2) / Vectors, 1, 4);
+}
+
+// Vectors per column panel: four on AVX-512 (32 columns), three on AVX2.
+constexpr int kPanelVectors = HWY_TARGET == HWY_AVX3 ? 4 : 3;
+
+// Rows [i0, i0 + MR) and columns [j0, j0 + NV * lanes + tail) of C over the
+// reduction rows [p0, p1). The first chunk applies beta (reading C only when
+// beta != 0); later chunks add to C.
+template <int MR, int NV, Tail TAIL>
+HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t tail, int64_t p0, int64_t p1,
+                     bool first_chunk) {
   const hn::ScalableTag<double> d;
+  const hn::Half<decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
+  using VH = hn::Vec<decltype(dh)>;
+  // The tail's vector type: the half vector, or the full one.
+  using DT = std::conditional_t<TAIL == Tail::kHalf, hn::Half<decltype(d)>, hn::ScalableTag<double>>;
+  using VT = hn::Vec<DT>;
+  static_assert(TAIL != Tail::kHalf || std::is_same_v<VT, VH>);
+  const DT dt;
+  constexpr bool kHasTail = TAIL != Tail::kNone;
+  constexpr int kFull = NV > 0 ? NV : 1;  // array extents must be positive
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto last_mask = hn::FirstN(d, static_cast<size_t>(o.n - (NV - 1) * lanes));
-  V acc[MR][NV];
+  const auto tail_mask = hn::FirstN(dt, static_cast<size_t>(kHasTail ? tail : 0));
+  V acc[MR][kFull];
+  VT acc_tail[MR];
 #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r)
+  for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
+    if constexpr (kHasTail) acc_tail[r] = hn::Zero(dt);
+  }
   const double* a_tile = o.a + i0 * o.a_row;
+  const double* b_panel = o.b + j0;
   for (int64_t p = p0; p < p1; ++p) {
-    const double* b_row = o.b + p * o.ldb;
-    V b_vec[NV];
+    const double* b_row = b_panel + p * o.ldb;
+    V b_vec[kFull];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV - 1; ++v) b_vec[v] = hn::LoadU(d, b_row + v * lanes);
-    b_vec[NV - 1] = hn::MaskedLoad(last_mask, d, b_row + (NV - 1) * lanes);
+    for (int v = 0; v < NV; ++v) b_vec[v] = hn::LoadU(d, b_row + v * lanes);
+    VT b_tail;
+    if constexpr (kHasTail) b_tail = hn::MaskedLoad(tail_mask, dt, b_row + NV * lanes);
     const double* a_p = a_tile + p * o.a_col;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const V a_vec = hn::Set(d, a_p[r * o.a_row]);
+      const double a_value = a_p[r * o.a_row];
+      const V a_vec = hn::Set(d, a_value);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a_vec, b_vec[v], acc[r][v]);
+      if constexpr (kHasTail) acc_tail[r] = hn::MulAdd(hn::Set(dt, a_value), b_tail, acc_tail[r]);
     }
   }
-  const V alpha = hn::Set(d, o.alpha);
-  const V beta = hn::Set(d, o.beta);
   const bool read_c = !first_chunk || o.beta != 0.0;
+  // result = alpha * acc (+ beta * old on the first chunk, + old on later ones).
+  auto finish = [&](auto tag, auto sum, auto old) {
+    auto result = hn::Mul(hn::Set(tag, o.alpha), sum);
+    if (!read_c) return result;
+    return first_chunk ? hn::MulAdd(hn::Set(tag, o.beta), old, result) : hn::Add(old, result);
+  };
   for (int r = 0; r < MR; ++r) {
-    double* c_row = o.c + (i0 + r) * o.ldc;
+    double* c_row = o.c + (i0 + r) * o.ldc + j0;
     for (int v = 0; v < NV; ++v) {
       double* c_ptr = c_row + v * lanes;
-      const bool last = v == NV - 1;
-      V result = hn::Mul(alpha, acc[r][v]);
-      if (read_c) {
-        const V old = last ? hn::MaskedLoad(last_mask, d, c_ptr) : hn::LoadU(d, c_ptr);
-        result = first_chunk ? hn::MulAdd(beta, old, result) : hn::Add(old, result);
-      }
-      if (last) {
-        hn::BlendedStore(result, last_mask, d, c_ptr);
-      } else {
-        hn::StoreU(result, d, c_ptr);
-      }
+      hn::StoreU(finish(d, acc[r][v], read_c ? hn::LoadU(d, c_ptr) : hn::Zero(d)), d, c_ptr);
+    }
+    if constexpr (kHasTail) {
+      double* c_ptr = c_row + NV * lanes;
+      const VT old = read_c ? hn::MaskedLoad(tail_mask, dt, c_ptr) : hn::Zero(dt);
+      hn::BlendedStore(finish(dt, acc_tail[r], old), tail_mask, dt, c_ptr);
     }
   }
 }
 
-// Accumulator registers: AVX-512 has 32 vector registers, AVX2 16; keep NV for
-// the B row, one for the broadcast and the rest for the tile. At most 4 rows:
-// with more, GCC keeps the accumulator array on the stack (a store and a load per
-// FMA) and the kernel runs at 28 GFLOP/s instead of 70 ([10000,20] x [20,20]).
-template <int NV>
-constexpr int rows_per_tile() {
-  constexpr int registers = HWY_TARGET == HWY_AVX3 ? 32 : 16;
-  return std::clamp((registers - NV - 2) / NV, 1, 4);
-}
-
-template <int NV, int MR = rows_per_tile<NV>()>
-HWY_INLINE void remainder_tile(const SmallGemmOperands& o, int64_t i0, int64_t rows, int64_t p0, int64_t p1,
-                               bool first_chunk) {
+template <int NV, Tail TAIL, int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>()>
+HWY_INLINE void remainder_tile(const SmallGemmOperands& o, int64_t i0, int64_t rows, int64_t j0, int64_t tail,
+                               int64_t p0, int64_t p1, bool first_chunk) {
   if constexpr (MR > 1) {
-    if (rows == MR - 1) return tile<MR - 1, NV>(o, i0, p0, p1, first_chunk);
-    return remainder_tile<NV, MR - 1>(o, i0, rows, p0, p1, first_chunk);
+    if (rows == MR - 1) return tile<MR - 1, NV, TAIL>(o, i0, j0, tail, p0, p1, first_chunk);
+    return remainder_tile<NV, TAIL, MR - 1>(o, i0, rows, j0, tail, p0, p1, first_chunk);
   }
 }
 
-template <int NV>
+// One column panel of rows [i_begin, i_end) of C over the reduction rows [p0, p1).
+template <int NV, Tail TAIL>
+void panel(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int64_t j0, int64_t tail, int64_t p0,
+           int64_t p1) {
+  constexpr int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>();
+  int64_t i = i_begin;
+  for (; i + MR <= i_end; i += MR) tile<MR, NV, TAIL>(o, i, j0, tail, p0, p1, p0 == 0);
+  if (i < i_end) remainder_tile<NV, TAIL>(o, i, i_end - i, j0, tail, p0, p1, p0 == 0);
+}
+
+// The panel kernel for `width` columns (at most kPanelVectors vectors, counting a tail).
+template <int NV = 0>
+void panel_for_width(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int64_t j0, int64_t width,
+                     int64_t p0, int64_t p1) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>()));
+  if constexpr (NV <= kPanelVectors) {
+    if (width / lanes == NV) {
+      const int64_t tail = width - NV * lanes;
+      if (tail == 0) {
+        if constexpr (NV > 0) return panel<NV, Tail::kNone>(o, i_begin, i_end, j0, tail, p0, p1);
+      } else if constexpr (NV < kPanelVectors) {
+        if (2 * tail <= lanes) return panel<NV, Tail::kHalf>(o, i_begin, i_end, j0, tail, p0, p1);
+        return panel<NV, Tail::kFull>(o, i_begin, i_end, j0, tail, p0, p1);
+      }
+      GD_INTERNAL_ASSERT(false, "small_gemm: a panel of an unsupported width");
+      return;
+    }
+    return panel_for_width<NV + 1>(o, i_begin, i_end, j0, width, p0, p1);
+  }
+  GD_INTERNAL_ASSERT(false, "small_gemm: a panel wider than kPanelVectors vectors");
+}
+
+// Rows [i_begin, i_end) of C: reduction chunks outermost, then row blocks that
+// pass over every column panel while their rows of A are in L1.
 void rows_of_c(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end) {
-  constexpr int MR = rows_per_tile<NV>();
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>()));
+  const int64_t panel_cols = kPanelVectors * lanes;
   const int64_t chunk = o.k <= kMaxShortK ? o.k : kChunk;
+  constexpr int64_t kRowBlock = 16;
   for (int64_t p0 = 0; p0 < o.k; p0 += chunk) {
     const int64_t p1 = std::min(o.k, p0 + chunk);
-    int64_t i = i_begin;
-    for (; i + MR <= i_end; i += MR) tile<MR, NV>(o, i, p0, p1, p0 == 0);
-    if (i < i_end) remainder_tile<NV>(o, i, i_end - i, p0, p1, p0 == 0);
+    for (int64_t i0 = i_begin; i0 < i_end; i0 += kRowBlock) {
+      const int64_t i1 = std::min(i_end, i0 + kRowBlock);
+      for (int64_t j0 = 0; j0 < o.n; j0 += panel_cols)
+        panel_for_width(o, i0, i1, j0, std::min(panel_cols, o.n - j0), p0, p1);
+    }
   }
 }
 
 bool small_gemm_on_target() { return kSmallGemmTarget; }
 
 void small_gemm_rows(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end) {
-  if constexpr (kSmallGemmTarget) {
-    const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>()));
-    switch ((o.n + lanes - 1) / lanes) {
-      case 1: return rows_of_c<1>(o, i_begin, i_end);
-      case 2: return rows_of_c<2>(o, i_begin, i_end);
-      case 3: return rows_of_c<3>(o, i_begin, i_end);
-      case 4: return rows_of_c<4>(o, i_begin, i_end);
-#if HWY_TARGET == HWY_AVX2
-      case 5: return rows_of_c<5>(o, i_begin, i_end);
-      case 6: return rows_of_c<6>(o, i_begin, i_end);
-      case 7: return rows_of_c<7>(o, i_begin, i_end);
-      case 8: return rows_of_c<8>(o, i_begin, i_end);
-#endif
-      default: break;
-    }
-  }
-  GD_INTERNAL_ASSERT(false, "small_gemm: called for an unsupported target or width");
+  if constexpr (kSmallGemmTarget) return rows_of_c(o, i_begin, i_end);
+  GD_INTERNAL_ASSERT(false, "small_gemm: called for an unsupported target");
 }
 
 }  // namespace HWY_NAMESPACE

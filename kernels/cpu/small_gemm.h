@@ -18,6 +18,6 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, dou
                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
                 double* c, int64_t ldc);
 
-inline constexpr int64_t kSmallGemmMaxN = 32;
+inline constexpr int64_t kSmallGemmMaxN = 64;
 
 }  // namespace gradiens::kernels::cpu

@@ -523,6 +523,81 @@ void float_to_bfloat16_loop(const float* in, uint16_t* out, size_t count) {
   for (; i < count; ++i) out[i] = gradiens::detail::float_to_bfloat16_bits(in[i]);
 }
 
+template <Arith kOp, class T>
+void arith_loop(const T* a, const T* b, T* out, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  auto apply = [](auto x, auto y) {
+    if constexpr (kOp == Arith::Add) return x + y;
+    else if constexpr (kOp == Arith::Sub) return x - y;
+    else return x * y;
+  };
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) hn::StoreU(apply(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  for (; i < count; ++i) out[i] = apply(a[i], b[i]);
+}
+
+template <class T>
+void arith_on_target(Arith op, const T* a, const T* b, T* out, size_t count) {
+  switch (op) {
+    case Arith::Add: return arith_loop<Arith::Add>(a, b, out, count);
+    case Arith::Sub: return arith_loop<Arith::Sub>(a, b, out, count);
+    case Arith::Mul: return arith_loop<Arith::Mul>(a, b, out, count);
+  }
+}
+
+// The fused second-order kernels (vector_math.h): only multiplies, subtracts and
+// adds in the scalar formulas' order, so every target rounds as the scalar code.
+template <class T>
+void tanh_backward_backward_loop(const T* gg, const T* grad, const T* y, T* d_grad, T* d_y, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto minus_two = hn::Set(d, T(-2));
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) {
+    const auto g2 = hn::LoadU(d, gg + i), g = hn::LoadU(d, grad + i), v = hn::LoadU(d, y + i);
+    hn::StoreU(TanhBackward::apply(d, g2, v), d, d_grad + i);
+    hn::StoreU(hn::Mul(minus_two, hn::Mul(hn::Mul(g2, g), v)), d, d_y + i);
+  }
+  for (; i < count; ++i) {
+    const T g2 = gg[i], g = grad[i], v = y[i];
+    d_grad[i] = g2 * ((T(1) - v) * (T(1) + v));
+    d_y[i] = T(-2) * (g2 * g * v);
+  }
+}
+
+template <class T>
+void scaled_product_loop(const T* a, const T* b, const T* c, T s, T* out, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto scale = hn::Set(d, s);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes)
+    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), hn::LoadU(d, c + i))), d,
+               out + i);
+  for (; i < count; ++i) out[i] = s * (a[i] * b[i] * c[i]);
+}
+
+template <class T>
+void scaled_product_backward_loop(const T* g, const T* a, const T* b, const T* c, T s, T* grad_a, T* grad_b,
+                                  T* grad_c, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto scale = hn::Set(d, s);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) {
+    const auto vg = hn::LoadU(d, g + i), va = hn::LoadU(d, a + i), vb = hn::LoadU(d, b + i), vc = hn::LoadU(d, c + i);
+    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(vg, vb), vc)), d, grad_a + i);
+    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(va, vg), vc)), d, grad_b + i);
+    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(va, vb), vg)), d, grad_c + i);
+  }
+  for (; i < count; ++i) {
+    grad_a[i] = s * (g[i] * b[i] * c[i]);
+    grad_b[i] = s * (a[i] * g[i] * c[i]);
+    grad_c[i] = s * (a[i] * b[i] * g[i]);
+  }
+}
+
 // HWY_EXPORT needs plain (non-template) functions, one per dtype.
 void unary_math_float(UnaryMath op, const float* in, float* out, size_t count) {
   unary_math_on_target(op, in, out, count);
@@ -542,6 +617,34 @@ void sigmoid_backward_float(const float* grad, const float* y, float* out, size_
 void sigmoid_backward_double(const double* grad, const double* y, double* out, size_t count) {
   binary_loop<SigmoidBackward>(grad, y, out, count);
 }
+void arith_float(Arith op, const float* a, const float* b, float* out, size_t count) {
+  arith_on_target(op, a, b, out, count);
+}
+void arith_double(Arith op, const double* a, const double* b, double* out, size_t count) {
+  arith_on_target(op, a, b, out, count);
+}
+void tanh_backward_backward_float(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y,
+                                  size_t count) {
+  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count);
+}
+void tanh_backward_backward_double(const double* gg, const double* grad, const double* y, double* d_grad,
+                                   double* d_y, size_t count) {
+  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count);
+}
+void scaled_product_float(const float* a, const float* b, const float* c, float s, float* out, size_t count) {
+  scaled_product_loop(a, b, c, s, out, count);
+}
+void scaled_product_double(const double* a, const double* b, const double* c, double s, double* out, size_t count) {
+  scaled_product_loop(a, b, c, s, out, count);
+}
+void scaled_product_backward_float(const float* g, const float* a, const float* b, const float* c, float s,
+                                   float* grad_a, float* grad_b, float* grad_c, size_t count) {
+  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count);
+}
+void scaled_product_backward_double(const double* g, const double* a, const double* b, const double* c, double s,
+                                    double* grad_a, double* grad_b, double* grad_c, size_t count) {
+  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count);
+}
 const char* this_target_name() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -557,6 +660,14 @@ HWY_EXPORT(tanh_backward_float);
 HWY_EXPORT(tanh_backward_double);
 HWY_EXPORT(sigmoid_backward_float);
 HWY_EXPORT(sigmoid_backward_double);
+HWY_EXPORT(arith_float);
+HWY_EXPORT(arith_double);
+HWY_EXPORT(tanh_backward_backward_float);
+HWY_EXPORT(tanh_backward_backward_double);
+HWY_EXPORT(scaled_product_float);
+HWY_EXPORT(scaled_product_double);
+HWY_EXPORT(scaled_product_backward_float);
+HWY_EXPORT(scaled_product_backward_double);
 HWY_EXPORT(this_target_name);
 HWY_EXPORT(half_to_float_loop);
 HWY_EXPORT(float_to_half_loop);
@@ -589,6 +700,37 @@ void sigmoid_backward(const float* grad, const float* y, float* out, int64_t n) 
 void sigmoid_backward(const double* grad, const double* y, double* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(sigmoid_backward_double)(grad, y, out,
                                                 checked_count("sigmoid_backward", n));
+}
+void arith(Arith op, const float* a, const float* b, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(arith_float)(op, a, b, out, checked_count("arith", n));
+}
+void arith(Arith op, const double* a, const double* b, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(arith_double)(op, a, b, out, checked_count("arith", n));
+}
+void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_backward_float)(gg, grad, y, d_grad, d_y,
+                                                     checked_count("tanh_backward_backward", n));
+}
+void tanh_backward_backward(const double* gg, const double* grad, const double* y, double* d_grad, double* d_y,
+                            int64_t n) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_backward_double)(gg, grad, y, d_grad, d_y,
+                                                      checked_count("tanh_backward_backward", n));
+}
+void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(scaled_product_float)(a, b, c, s, out, checked_count("scaled_product", n));
+}
+void scaled_product(const double* a, const double* b, const double* c, double s, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(scaled_product_double)(a, b, c, s, out, checked_count("scaled_product", n));
+}
+void scaled_product_backward(const float* g, const float* a, const float* b, const float* c, float s, float* grad_a,
+                             float* grad_b, float* grad_c, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(scaled_product_backward_float)(g, a, b, c, s, grad_a, grad_b, grad_c,
+                                                      checked_count("scaled_product_backward", n));
+}
+void scaled_product_backward(const double* g, const double* a, const double* b, const double* c, double s,
+                             double* grad_a, double* grad_b, double* grad_c, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(scaled_product_backward_double)(g, a, b, c, s, grad_a, grad_b, grad_c,
+                                                       checked_count("scaled_product_backward", n));
 }
 const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(this_target_name)(); }
 

@@ -59,6 +59,28 @@ void sigmoid_backward(const double* grad, const double* y, double* out, int64_t 
 void sigmoid_backward(const Half* grad, const Half* y, Half* out, int64_t n);
 void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n);
 
+// out = a + b, a - b or a * b over n contiguous elements; out may alias a or b.
+enum class Arith { Add, Sub, Mul };
+void arith(Arith op, const float* a, const float* b, float* out, int64_t n);
+void arith(Arith op, const double* a, const double* b, double* out, int64_t n);
+
+// Both gradients of tanh_backward(grad, y) for the incoming gg, in one pass:
+// d_grad = tanh_backward(gg, y) and d_y = -2 * (gg * grad * y), multiplied left
+// to right (the rounding of the two separate kernels).
+void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n);
+void tanh_backward_backward(const double* gg, const double* grad, const double* y, double* d_grad, double* d_y,
+                            int64_t n);
+// out = s * (a * b * c), multiplied left to right.
+void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n);
+void scaled_product(const double* a, const double* b, const double* c, double s, double* out, int64_t n);
+// The three gradients of scaled_product for the incoming g, in one pass: each is
+// scaled_product with its factor replaced by g (s * (g * b * c), s * (a * g * c),
+// s * (a * b * g)).
+void scaled_product_backward(const float* g, const float* a, const float* b, const float* c, float s, float* grad_a,
+                             float* grad_b, float* grad_c, int64_t n);
+void scaled_product_backward(const double* g, const double* a, const double* b, const double* c, double s,
+                             double* grad_a, double* grad_b, double* grad_c, int64_t n);
+
 // Bulk conversions of n contiguous elements between float32 and the 16-bit
 // floats, bit for bit the scalar Half(float) / float(Half) of kernels/reduced_float.h
 // (round-to-nearest-even; Note [Half conversion by float arithmetic]).

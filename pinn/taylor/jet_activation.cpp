@@ -182,19 +182,6 @@ bool fused_kernel_applies(const Tensor& jet, const Tensor& bias) {
          (!bias.defined() || (bias.is_cpu() && bias.scalar_type() == dtype));
 }
 
-kernels::cpu::JetLayout kernel_layout(const JetBlocks& blocks, const Tensor& jet) {
-  kernels::cpu::JetLayout layout;
-  layout.samples = jet.size(1);
-  layout.width = jet.size(2);
-  layout.coordinates = blocks.coordinates;
-  layout.laplacian = blocks.laplacian;
-  layout.laplacian_weights = blocks.laplacian_weights.empty() ? nullptr : blocks.laplacian_weights.data();
-  layout.pure_dims = blocks.pure_dims.data();
-  layout.pure_count = static_cast<int64_t>(blocks.pure_dims.size());
-  layout.pure_order = blocks.pure_order;
-  return layout;
-}
-
 template <class T>
 const T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
@@ -204,8 +191,8 @@ Tensor fused_forward(JetActivation activation, const JetBlocks& blocks, const Te
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor out = empty(in.sizes(), in.options());
   dispatch_floating(in.scalar_type(), "jet_activation", [&]<class T>() {
-    kernels::cpu::jet_activation_forward(activation, kernel_layout(blocks, in), in.data_ptr<T>(), data_or_null<T>(b),
-                                         out.data_ptr<T>());
+    kernels::cpu::jet_activation_forward(activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr<T>(),
+                                         data_or_null<T>(b), out.data_ptr<T>());
   });
   return out;
 }
@@ -215,7 +202,7 @@ GradList fused_backward(JetActivation activation, const JetBlocks& blocks, const
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor(), g = grad.contiguous();
   Tensor grad_jet = empty(in.sizes(), in.options());
   dispatch_floating(in.scalar_type(), "jet_activation_backward", [&]<class T>() {
-    kernels::cpu::jet_activation_backward(activation, kernel_layout(blocks, in), in.data_ptr<T>(),
+    kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr<T>(),
                                           data_or_null<T>(b), g.data_ptr<T>(), grad_jet.data_ptr<T>());
   });
   // Block 0 is the gradient of z = jet[0] + bias.

@@ -32,6 +32,20 @@ struct JetBlocks {
   int64_t pure_block(int64_t index, int order) const {
     return 1 + coordinates + (laplacian ? 1 : 0) + index * (pure_order - 1) + (order - 2);
   }
+  // The kernels' view of these blocks over `samples` rows of `width` units
+  // (pointing into this object, which must outlive it).
+  kernels::cpu::JetLayout layout(int64_t samples, int64_t width) const {
+    kernels::cpu::JetLayout out;
+    out.samples = samples;
+    out.width = width;
+    out.coordinates = coordinates;
+    out.laplacian = laplacian;
+    out.laplacian_weights = laplacian_weights.empty() ? nullptr : laplacian_weights.data();
+    out.pure_dims = pure_dims.data();
+    out.pure_count = static_cast<int64_t>(pure_dims.size());
+    out.pure_order = pure_order;
+    return out;
+  }
 };
 
 // Ctx keeps integers only: a JetBlocks written to and read back from a list

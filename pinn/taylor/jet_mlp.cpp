@@ -27,19 +27,6 @@ Tensor seed_jet(const Tensor& x, const JetBlocks& blocks) {
 
 // ---- the fused op ------------------------------------------------------------
 
-kernels::cpu::JetLayout kernel_layout(const JetBlocks& blocks, int64_t samples) {
-  kernels::cpu::JetLayout layout;
-  layout.samples = samples;
-  layout.width = 1;
-  layout.coordinates = blocks.coordinates;
-  layout.laplacian = blocks.laplacian;
-  layout.laplacian_weights = blocks.laplacian_weights.empty() ? nullptr : blocks.laplacian_weights.data();
-  layout.pure_dims = blocks.pure_dims.data();
-  layout.pure_count = static_cast<int64_t>(blocks.pure_dims.size());
-  layout.pure_order = blocks.pure_order;
-  return layout;
-}
-
 // What the op needs besides tensors: the blocks and, per step, whether it is
 // a Linear and its activation. Its tensors are x and, per Linear, weight and bias.
 struct JetMlpPlan {
@@ -122,7 +109,7 @@ struct JetMlpOp {
     Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
     dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
       const auto layers = kernel_layers<T>(steps);
-      kernels::cpu::jet_mlp_forward(kernel_layout(plan.blocks, x.size(0)), layers.data(),
+      kernels::cpu::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
                                     static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), out.data_ptr<T>());
     });
     return out;
@@ -176,7 +163,7 @@ struct JetMlpOp {
         if (grads[next + 1].defined()) grad_bias[l] = grads[next + 1].template data_ptr<T>();
         next += 2;
       }
-      kernels::cpu::jet_mlp_backward(kernel_layout(plan.blocks, x.size(0)), layers.data(),
+      kernels::cpu::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
                                      static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), gc.data_ptr<T>(),
                                      grads[0].defined() ? grads[0].template data_ptr<T>() : nullptr,
                                      grad_weight.data(), grad_bias.data());

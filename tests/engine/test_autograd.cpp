@@ -147,6 +147,40 @@ TEST_CASE("autograd::grad: grad_outputs, allow_unused, create_graph") {
   CHECK(values_of(gd::autograd::grad({h}, {h}, {tensor_of({1, 2, 3})})[0]) == std::vector<double>{1, 2, 3});
 }
 
+// Note [Unneeded outputs]: grad() with respect to x skips the gradients of the
+// other leaves (a Linear's weight and bias) in every node it runs, so nothing is
+// sent to them (their hooks stay silent) and, under create_graph, the returned
+// gradient's graph holds no such branches; the values, and the derivatives of
+// the result with respect to the weights, are unchanged.
+TEST_CASE("autograd::grad computes only the gradients that lead to its inputs") {
+  Tensor x = sample({6, 3}, -1, 1, 61).requires_grad_();
+  Tensor w = sample({4, 3}, -1, 1, 62).requires_grad_(), b = sample({4}, -1, 1, 63).requires_grad_();
+  int weight_hook_calls = 0, bias_hook_calls = 0;
+  w.register_hook([&](const Tensor&) { ++weight_hook_calls; });
+  b.register_hook([&](const Tensor&) { ++bias_hook_calls; });
+  Tensor y = gd::tanh(x.matmul(w.t()) + b);
+  Tensor g = gd::autograd::grad({y}, {x}, {gd::ones_like(y)}, true, /*create_graph=*/true)[0];
+  CHECK(weight_hook_calls == 0);
+  CHECK(bias_hook_calls == 0);
+  // The closed form: dy/dx summed over outputs = (1 - y^2) W.
+  Tensor want = (1 - y.detach() * y.detach()).matmul(w.detach());
+  CHECK(value_mismatch(g, want, 1e-14, 1e-15) == "");
+  // The whole backward still reaches every leaf.
+  (g * g).sum().backward();
+  CHECK(weight_hook_calls == 1);
+  CHECK(bias_hook_calls == 1);
+  CHECK(w.grad().defined());
+  CHECK(b.grad().defined());
+  // Second order with respect to the weights, through the pruned graph, against gradcheck.
+  auto second = [&](const std::vector<Tensor>& p) {
+    Tensor xx = x.detach().requires_grad_();
+    Tensor yy = gd::tanh(xx.matmul(p[0].t()) + p[1]);
+    Tensor gx = gd::autograd::grad({yy}, {xx}, {gd::ones_like(yy)}, true, true)[0];
+    return std::vector<Tensor>{(gx * gx).sum()};
+  };
+  CHECK(gd::autograd::gradcheck(second, {w.detach().requires_grad_(), b.detach().requires_grad_()}));
+}
+
 TEST_CASE("autograd::backward with inputs accumulates only into those leaves") {
   Tensor a = leaf({1, 2}), b = leaf({3, 4});
   gd::autograd::backward({(a * b).sum()}, {}, std::nullopt, false, {a});

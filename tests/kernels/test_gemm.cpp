@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "hwy/targets.h"
 #include "kernels/error.h"
 
 namespace gradiens::kernels::cpu {
@@ -246,31 +247,56 @@ TEST_CASE("gemm: the library's shapes (MLP, PINN, LSTM)") {
   });
 }
 
-// float64 products with n <= 32 and a short k (or a short m and a long k) take the
-// direct kernel of small_gemm.cpp: every width (full and masked last vectors),
-// row counts around its tiles, reduction lengths across its 256-row chunks, and
-// tall products split over threads.
+// float64 products with n <= 64 and a short k (or a short m and a long k) take the
+// direct kernel of small_gemm.cpp: every width (full vectors, half-width and masked
+// tails, one and two column panels), row counts around its tiles, reduction lengths
+// across its 256-row chunks, and tall products split over threads; on each SIMD
+// target the kernel has (AVX-512 and AVX2).
 TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   std::vector<GemmCase> cases;
-  for (int64_t n : {1, 3, 4, 7, 8, 9, 12, 16, 17, 20, 24, 31, 32})
+  for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 28, 31, 32, 33, 36, 40, 44, 47, 48, 57, 63, 64})
     for (int64_t m : {1, 2, 5, 9, 19})
       cases.push_back({m % 2 == 1, m % 3 == 0, m, n, 20, 1.0, 0.0, m % 2});
   for (int64_t k : {1, 2, 63, 64, 65, 255, 256, 257, 1000})
-    for (int64_t m : {1, 8, 20, 32})
-      for (double beta : {0.0, 1.0, -0.5}) cases.push_back({true, false, m, 20, k, 0.75, beta, k % 3});
+    for (int64_t m : {1, 8, 20, 32, 64})
+      for (double beta : {0.0, 1.0, -0.5}) cases.push_back({true, false, m, m == 64 ? 64 : 20, k, 0.75, beta, k % 3});
   for (bool trans_a : {false, true})
-    for (bool trans_b : {false, true}) cases.push_back({trans_a, trans_b, 3001, 20, 20, 1.0, 1.0, 1});
-  uint32_t seed = 100;
-  for (int threads : {1, 2}) {
-    GemmSettingsScope settings(Float32Backend::Auto, threads);
-    for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
-  }
+    for (bool trans_b : {false, true}) {
+      cases.push_back({trans_a, trans_b, 3001, 20, 20, 1.0, 1.0, 1});
+      cases.push_back({trans_a, trans_b, 1001, 64, 64, -1.0, 0.5, 3});
+    }
   // The kernel exists for AVX2 and AVX-512 only; elsewhere every product goes to OpenBLAS.
   const bool cpu_has_kernel = small_gemm_applies(false, false, 1, 1, 1);
   CHECK(small_gemm_applies(false, false, 10000, 20, 20) == cpu_has_kernel);
+  CHECK(small_gemm_applies(false, true, 8192, 64, 64) == cpu_has_kernel);
   CHECK(small_gemm_applies(true, false, 20, 20, 10000) == cpu_has_kernel);
+  CHECK(small_gemm_applies(true, false, 64, 64, 8192) == cpu_has_kernel);
   CHECK_FALSE(small_gemm_applies(false, true, 20, 20, 10000));  // a long transposed B is packed by OpenBLAS
-  CHECK_FALSE(small_gemm_applies(false, false, 100, 33, 20));
+  CHECK_FALSE(small_gemm_applies(false, false, 100, 65, 20));
+  CHECK_FALSE(small_gemm_applies(true, false, 65, 20, 10000));
+  struct RestoreRealCpu {
+    ~RestoreRealCpu() {
+      hwy::SetSupportedTargetsForTest(0);
+      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    }
+  } restore_real_cpu;
+  int targets_run = 0;
+  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
+    if (!cpu_has_kernel || (hwy::SupportedTargets() & target) == 0) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    INFO("SIMD target ", hwy::TargetName(target));
+    uint32_t seed = 100;
+    for (int threads : {1, 2}) {
+      GemmSettingsScope settings(Float32Backend::Auto, threads);
+      for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
+    }
+    ++targets_run;
+  }
+  if (targets_run == 0) {  // OpenBLAS takes them all
+    uint32_t seed = 100;
+    for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
+  }
 }
 
 TEST_CASE("gemm: degenerate sizes") {

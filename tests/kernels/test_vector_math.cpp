@@ -489,3 +489,70 @@ TEST_CASE("vector_math: tanh_backward and sigmoid_backward, aliased or not") {
     }
   });
 }
+
+// ---- the fused arithmetic of PINN backward passes ------------------------------
+
+namespace {
+
+// Identical bits, NaN matching NaN.
+template <class T>
+bool same_value(T got, T want) {
+  return (std::isnan(got) && std::isnan(want)) || std::memcmp(&got, &want, sizeof(T)) == 0;
+}
+
+// The arithmetic, the second-order tanh kernel and the scaled products against
+// their scalar formulas, bit for bit (they only multiply, add and subtract in
+// the formulas' order), at lengths around every vector width.
+template <class T>
+void check_fused_arithmetic() {
+  using gradiens::kernels::cpu::Arith;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<T> uniform(T(-3), T(3));
+  for (int64_t n : {0, 1, 3, 7, 8, 9, 17, 1003}) {
+    std::vector<T> a(n), b(n), c(n), g(n), y(n);
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = uniform(rng), b[i] = uniform(rng), c[i] = uniform(rng), g[i] = uniform(rng);
+      y[i] = uniform(rng) / T(3);
+    }
+    if (n > 2) {
+      a[1] = std::numeric_limits<T>::quiet_NaN();
+      y[2] = T(1);
+    }
+    INFO(dtype_name<T>(), " n = ", n);
+    auto all_same = [&](const std::vector<T>& got, auto want) {
+      bool same = true;
+      for (int64_t i = 0; i < n; ++i) same = same && same_value(got[i], want(i));
+      return same;
+    };
+    std::vector<T> out(n), out2(n), out3(n);
+    gradiens::kernels::cpu::arith(Arith::Add, a.data(), b.data(), out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return a[i] + b[i]; }));
+    gradiens::kernels::cpu::arith(Arith::Sub, a.data(), b.data(), out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return a[i] - b[i]; }));
+    out = a;  // in place: out == a
+    gradiens::kernels::cpu::arith(Arith::Mul, out.data(), b.data(), out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return a[i] * b[i]; }));
+
+    gradiens::kernels::cpu::tanh_backward_backward(g.data(), b.data(), y.data(), out.data(), out2.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return g[i] * ((T(1) - y[i]) * (T(1) + y[i])); }));
+    CHECK(all_same(out2, [&](int64_t i) { return T(-2) * (g[i] * b[i] * y[i]); }));
+
+    const T s = T(-0.75);
+    gradiens::kernels::cpu::scaled_product(a.data(), b.data(), c.data(), s, out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return s * (a[i] * b[i] * c[i]); }));
+    gradiens::kernels::cpu::scaled_product_backward(g.data(), a.data(), b.data(), c.data(), s, out.data(),
+                                                    out2.data(), out3.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return s * (g[i] * b[i] * c[i]); }));
+    CHECK(all_same(out2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); }));
+    CHECK(all_same(out3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); }));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vector_math: arith, tanh_backward_backward and scaled products round as the scalar formulas") {
+  for_each_simd_target([] {
+    check_fused_arithmetic<float>();
+    check_fused_arithmetic<double>();
+  });
+}

@@ -13,6 +13,7 @@
 #include "nn/modules/container.h"
 #include "nn/modules/linear.h"
 #include "pinn/conditions.h"
+#include "tests/pinn/pinn_test_util.h"
 #include "pinn/operators.h"
 
 namespace gp = gradiens::pinn;
@@ -20,17 +21,9 @@ namespace gd = gradiens;
 
 namespace {
 
-const auto kF64 = gd::TensorOptions().dtype(gd::kFloat64);
-
-double max_error(const gd::Tensor& a, const gd::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
-gd::nn::Sequential tanh_mlp(int64_t in, int64_t width, int64_t out, uint64_t seed) {
-  gd::manual_seed(seed);
-  gd::nn::Sequential net(gd::nn::Linear(in, width), gd::nn::Tanh(), gd::nn::Linear(width, width), gd::nn::Tanh(),
-                         gd::nn::Linear(width, out));
-  net->to(gd::kFloat64);
-  return net;
-}
+using gp::testing::kF64;
+using gp::testing::max_error;
+using gp::testing::tanh_mlp;
 
 // The residual of `term` at its points by the nested engine.
 gd::Tensor nested_residual(gp::Term& term, gd::nn::Sequential net) {

@@ -17,23 +17,16 @@
 #include "nn/modules/linear.h"
 #include "pinn/adaptive.h"
 #include "pinn/problem.h"
+#include "tests/pinn/pinn_test_util.h"
 
 namespace gp = gradiens::pinn;
 namespace gd = gradiens;
 
 namespace {
 
-const auto kF64 = gd::TensorOptions().dtype(gd::kFloat64);
-
-double max_error(const gd::Tensor& a, const gd::Tensor& b) { return (a - b).abs().max().item<double>(); }
-
-gd::nn::Sequential tanh_mlp(int64_t in, int64_t width, int64_t out, uint64_t seed) {
-  gd::manual_seed(seed);
-  gd::nn::Sequential net(gd::nn::Linear(in, width), gd::nn::Tanh(), gd::nn::Linear(width, width), gd::nn::Tanh(),
-                         gd::nn::Linear(width, out));
-  net->to(gd::kFloat64);
-  return net;
-}
+using gp::testing::kF64;
+using gp::testing::max_error;
+using gp::testing::tanh_mlp;
 
 gp::PointFunction sine_of_x() {
   return [](const gd::Tensor& x) { return -gd::sin(std::numbers::pi * x.narrow(1, 0, 1)); };

@@ -13,55 +13,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/train/run_test_util.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace gradiens::train::testing;
 
 namespace {
 
 const std::string kTrainer = GRADIENS_TRAIN_BINARY;
 const fs::path kWork = fs::path(GRADIENS_TRAIN_TEST_DIR) / "pinn";
 
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> metric_lines(const fs::path& run_dir) {
-  std::vector<std::string> lines;
-  std::istringstream in(slurp(run_dir / "metrics.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    json record = json::parse(line);
-    record.erase("time");
-    lines.push_back(record.dump());
-  }
-  return lines;
-}
-
-std::string latest_file(const fs::path& run_dir, const std::string& name) {
-  const std::string latest = slurp(run_dir / "checkpoints" / "latest");
-  return slurp(run_dir / "checkpoints" / latest.substr(0, latest.find('\n')) / name);
-}
-
 fs::path write_config(const std::string& name, const std::string& text) {
-  fs::create_directories(kWork);
-  const fs::path path = kWork / name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-fs::path only_run_dir(const fs::path& out) {
-  std::vector<fs::path> dirs;
-  for (const auto& entry : fs::directory_iterator(out)) dirs.push_back(entry.path());
-  REQUIRE(dirs.size() == 1);
-  return dirs[0];
+  return gradiens::train::testing::write_config(kWork, name, text);
 }
 
 // The heat equation with an unknown diffusivity kappa (true value 0.1),
@@ -134,8 +98,8 @@ TEST_CASE("pinn runs: killed in Adam, at the switch to L-BFGS or inside L-BFGS, 
     CHECK(metric_lines(run).size() < reference_lines.size());
     CHECK(shell(kTrainer + " --resume " + run.string() + " > /dev/null") == 0);
     CHECK(metric_lines(run) == reference_lines);
-    CHECK(latest_file(run, "model.safetensors") == latest_file(reference, "model.safetensors"));
-    CHECK(latest_file(run, "pinn.safetensors") == latest_file(reference, "pinn.safetensors"));
+    CHECK(latest_checkpoint_file(run, "model.safetensors") == latest_checkpoint_file(reference, "model.safetensors"));
+    CHECK(latest_checkpoint_file(run, "pinn.safetensors") == latest_checkpoint_file(reference, "pinn.safetensors"));
   }
 }
 

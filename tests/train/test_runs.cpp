@@ -12,8 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/train/run_test_util.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace gradiens::train::testing;
 
 namespace {
 
@@ -21,36 +24,7 @@ const std::string kTrainer = GRADIENS_TRAIN_BINARY;
 const fs::path kSource = GRADIENS_SOURCE_DIR;
 const fs::path kWork = GRADIENS_TRAIN_TEST_DIR;
 
-// Runs a shell command; returns its exit status (or 128 + the signal).
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The lines of metrics.jsonl without the wall-clock field.
-std::vector<std::string> metric_lines(const fs::path& run_dir) {
-  std::vector<std::string> lines;
-  std::istringstream in(slurp(run_dir / "metrics.jsonl"));
-  for (std::string line; std::getline(in, line);) {
-    json record = json::parse(line);
-    record.erase("time");
-    lines.push_back(record.dump());
-  }
-  return lines;
-}
-
-std::string final_weights(const fs::path& run_dir) {
-  const std::string latest = slurp(run_dir / "checkpoints" / "latest");
-  return slurp(run_dir / "checkpoints" / latest.substr(0, latest.find('\n')) / "model.safetensors");
-}
+std::string final_weights(const fs::path& run_dir) { return latest_checkpoint_file(run_dir, "model.safetensors"); }
 
 // A small run with dropout, two phases (the second an L-BFGS on full batches
 // would need accumulate 1; here SGD with momentum), a per-step scheduler and
@@ -81,17 +55,7 @@ const char* kResumeConfig = R"({
 })";
 
 fs::path write_config(const std::string& name, const std::string& text) {
-  fs::create_directories(kWork);
-  const fs::path path = kWork / name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-fs::path only_run_dir(const fs::path& out) {
-  std::vector<fs::path> dirs;
-  for (const auto& entry : fs::directory_iterator(out)) dirs.push_back(entry.path());
-  REQUIRE(dirs.size() == 1);
-  return dirs[0];
+  return gradiens::train::testing::write_config(kWork, name, text);
 }
 
 }  // namespace

@@ -24,7 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_loss(const std::string& name) { return name == "loss" || name.ends_with("/loss"); }
+// "loss", "val/loss", and a PINN term's "train/loss_pde".
+bool is_loss(const std::string& name) {
+  return name == "loss" || name.ends_with("/loss") || name.find("/loss_") != std::string::npos;
+}
 bool is_learning_rate(const std::string& name) {
   return name == "lr" || name.ends_with("/lr") || name.starts_with("lr/");
 }
