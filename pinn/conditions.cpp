@@ -9,30 +9,26 @@
 
 namespace gradiens::pinn {
 
-PointSpec PointSpec::interior(int64_t count, Sampler sampler) {
-  PointSpec spec;
-  spec.where = Where::kInterior;
-  spec.count = count;
-  spec.sampler = sampler;
-  return spec;
-}
+namespace {
 
-PointSpec PointSpec::boundary(int64_t count, Sampler sampler, PointFunction filter) {
+PointSpec drawn(PointSpec::Where where, int64_t count, Sampler sampler, PointFunction filter = {}) {
   PointSpec spec;
-  spec.where = Where::kBoundary;
+  spec.where = where;
   spec.count = count;
   spec.sampler = sampler;
   spec.filter = std::move(filter);
   return spec;
 }
 
-PointSpec PointSpec::initial(int64_t count, Sampler sampler) {
-  PointSpec spec;
-  spec.where = Where::kInitial;
-  spec.count = count;
-  spec.sampler = sampler;
-  return spec;
+}  // namespace
+
+PointSpec PointSpec::interior(int64_t count, Sampler sampler) { return drawn(Where::kInterior, count, sampler); }
+
+PointSpec PointSpec::boundary(int64_t count, Sampler sampler, PointFunction filter) {
+  return drawn(Where::kBoundary, count, sampler, std::move(filter));
 }
+
+PointSpec PointSpec::initial(int64_t count, Sampler sampler) { return drawn(Where::kInitial, count, sampler); }
 
 PointSpec PointSpec::points(Tensor points) {
   PointSpec spec;

@@ -66,4 +66,17 @@ inline fs::path only_run_dir(const fs::path& out) {
   return dirs[0];
 }
 
+// `config` with "plots": false turned on.
+inline std::string with_plots(std::string config) {
+  config.replace(config.find("\"plots\": false"), 14, "\"plots\": true");
+  return config;
+}
+
+// Runs `trainer` on `config` into a fresh `out` (which must succeed); returns the run directory.
+inline fs::path run_fresh(const std::string& trainer, const fs::path& config, const fs::path& out) {
+  fs::remove_all(out);
+  REQUIRE(shell(trainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
+  return only_run_dir(out);
+}
+
 }  // namespace gradiens::train::testing

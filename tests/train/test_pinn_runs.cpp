@@ -108,13 +108,9 @@ TEST_CASE("pinn runs: plots of u, the reference and the error on the evaluation 
     MESSAGE("gnuplot is not installed; the field plots are not drawn");
     return;
   }
-  std::string text = kInverseConfig;
-  text.replace(text.find("\"plots\": false"), 14, "\"plots\": true");
-  const fs::path config = write_config("plots.json", text);
+  const fs::path config = write_config("plots.json", with_plots(kInverseConfig));
   const fs::path out = kWork / "plots_run";
-  fs::remove_all(out);
-  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
-  const fs::path run = only_run_dir(out);
+  const fs::path run = run_fresh(kTrainer, config, out);
   for (const char* file : {"plots/field_u.png", "plots/field_reference.svg", "plots/field_error.png", "plots/loss.png",
                            "plots/val_rel_l2.png", "plots/train_param_kappa.png"}) {
     CAPTURE(file);

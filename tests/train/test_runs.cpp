@@ -136,13 +136,9 @@ TEST_CASE("runs: a run killed at any point and resumed ends bit for bit as an un
 }
 
 TEST_CASE("runs: run directory, summary, plots and resume rules") {
-  std::string text = kResumeConfig;
-  text.replace(text.find("\"plots\": false"), 14, "\"plots\": true");
-  const fs::path config = write_config("plots.json", text);
+  const fs::path config = write_config("plots.json", with_plots(kResumeConfig));
   const fs::path out = kWork / "plots_run";
-  fs::remove_all(out);
-  REQUIRE(shell(kTrainer + " --config " + config.string() + " --out " + out.string() + " > /dev/null") == 0);
-  const fs::path run = only_run_dir(out);
+  const fs::path run = run_fresh(kTrainer, config, out);
   CHECK(run.filename().string().rfind("resume-", 0) == 0);
   CHECK(run.filename().string().size() == std::string("resume-").size() + 8);
   CHECK(fs::exists(run / "overrides.txt"));
