@@ -268,6 +268,22 @@ gd::nn::Sequential mlp(const std::vector<int64_t>& widths, bool tanh) {
   return net;
 }
 
+// The PINN workloads' network: `in` -> 8 hidden layers of `width` -> 1.
+std::vector<int64_t> pinn_widths(int64_t in, int64_t width) {
+  std::vector<int64_t> widths{in};
+  for (int i = 0; i < 8; ++i) widths.push_back(width);
+  widths.push_back(1);
+  return widths;
+}
+
+// That network with tanh, float64, its weights drawn after manual_seed(0).
+gd::nn::Sequential pinn_mlp(const std::vector<int64_t>& widths) {
+  gd::manual_seed(0);
+  gd::nn::Sequential net = mlp(widths, /*tanh=*/true);
+  net->to(gd::kFloat64);
+  return net;
+}
+
 // The GEMMs of one Taylor-mode training step of an MLP (pinn/taylor.h): per
 // Linear, the jet's product [K*N, in] x W^T, the weight gradient dY^T X and,
 // except for the first layer (whose input, the seed jet, needs no gradient),
@@ -321,13 +337,9 @@ struct JetGemms {
 // line the peers' step (pow(2) included). Taylor: u, u_x, u_t and u_xx from
 // one pass of the Taylor-mode engine (pinn/taylor.h).
 void pinn_burgers(const Options& options, bool taylor) {
-  gd::manual_seed(0);
   const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
-  std::vector<int64_t> widths{2};
-  for (int i = 0; i < 8; ++i) widths.push_back(20);
-  widths.push_back(1);
-  gd::nn::Sequential net = mlp(widths, /*tanh=*/true);
-  net->to(gd::kFloat64);
+  const std::vector<int64_t> widths = pinn_widths(2, 20);
+  gd::nn::Sequential net = pinn_mlp(widths);
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
   const double nu = 0.01 / std::numbers::pi;
   gd::Tensor xf = (gd::rand({10000, 1}, f64) * 2 - 1).requires_grad_();
@@ -369,13 +381,9 @@ void pinn_burgers(const Options& options, bool taylor) {
 // Laplacian by nested grads (one second grad per coordinate, as the peers),
 // or from the Taylor-mode engine (pinn/taylor.h) in one forward pass.
 void pinn_poisson5d(const Options& options, bool taylor) {
-  gd::manual_seed(0);
   const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
-  std::vector<int64_t> widths{5};
-  for (int i = 0; i < 8; ++i) widths.push_back(64);
-  widths.push_back(1);
-  gd::nn::Sequential net = mlp(widths, /*tanh=*/true);
-  net->to(gd::kFloat64);
+  const std::vector<int64_t> widths = pinn_widths(5, 64);
+  gd::nn::Sequential net = pinn_mlp(widths);
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
   gd::Tensor x = gd::rand({8192, 5}, f64).requires_grad_();
   gd::Tensor f = (std::numbers::pi * std::numbers::pi / 4) * gd::sin(x.detach() * (std::numbers::pi / 2)).sum({1}, true);
