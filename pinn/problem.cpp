@@ -56,6 +56,37 @@ std::vector<Tensor> Problem::parameter_tensors() const {
 
 void Problem::set_weighting(WeightingOptions options) { weights_ = LossWeights(weights_.values(), options); }
 
+void Problem::set_causal(const std::string& name, CausalOptions options) {
+  term(name);  // an Error naming the terms if there is none
+  GD_CHECK(options.chunks >= 0, fmt::format("pinn::Problem: causal chunks must be >= 0, got {}", options.chunks));
+  GD_CHECK(options.epsilon >= 0, fmt::format("pinn::Problem: causal epsilon must be >= 0, got {}", options.epsilon));
+  GD_CHECK(options.chunks == 0 || dynamic_cast<const GeometryXTime*>(domain_.get()) != nullptr,
+           fmt::format("pinn::Problem: causal training needs a time coordinate, but the domain is {}", domain_->name()));
+  causal_term_ = name;
+  causal_ = options;
+}
+
+namespace {
+
+// The causal loss of residuals r [N, k] at points x [N, d] (time last) in [t0, t1].
+Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const CausalOptions& options) {
+  const int64_t m = options.chunks;
+  Tensor per_point = r.square().mean({1});
+  // Truncation is the floor here: the scaled times are clamped to [0, m - 1] first.
+  Tensor slice = ((x.select(1, x.size(1) - 1).detach().to(kFloat64) - t0) * (static_cast<double>(m) / (t1 - t0)))
+                     .clamp(0, static_cast<double>(m - 1))
+                     .to(kInt64);
+  Tensor sums = zeros({m}, per_point.options().requires_grad(false)).index_add(0, slice, per_point);
+  const auto f64 = TensorOptions().dtype(kFloat64);
+  Tensor counts = zeros({m}, f64).index_add(0, slice, ones({x.size(0)}, f64));
+  Tensor means = sums / counts.clamp_min(1).to(sums.scalar_type());
+  Tensor before = means.detach().cumsum(0) - means.detach();  // sum_{k<i} L_k
+  Tensor w = (before * -options.epsilon).exp();
+  return (w * means).mean();
+}
+
+}  // namespace
+
 void Problem::sample(Generator& generator) {
   for (const TermPtr& t : terms_) t->sample(*domain_, generator);
 }
@@ -78,7 +109,14 @@ Losses Problem::losses(const nn::AnyModule& net) const {
                                                                    : net.ptr()->parameters().front().scalar_type());
     Solution solution = solve(net, x, t.needs());
     last_engines_.push_back(solution.engine());
-    Tensor value = t.residual(solution).square().mean();
+    Tensor r = t.residual(solution);
+    Tensor value;
+    if (causal_.chunks > 0 && t.name() == causal_term_) {
+      const auto [lower, upper] = domain_->bbox();
+      value = causal_loss(r, t.points(), lower.back(), upper.back(), causal_);
+    } else {
+      value = r.square().mean();
+    }
     out.names.push_back(t.name());
     out.values.push_back(value);
     Tensor weighted = w[i] == 1.0 ? value : value * w[i];

@@ -19,6 +19,17 @@
 
 namespace gradiens::pinn {
 
+// Causal training of a time-dependent term (Wang, Sankaran and Perdikaris,
+// 2022): its points are split by time into `chunks` equal slices with mean
+// squared residuals L_0 .. L_{M-1}, and the term's loss is
+//   (1/M) sum_i w_i L_i,  w_i = exp(-epsilon sum_{k<i} L_k)  (w_0 = 1),
+// the weights held constant (no gradient), so later times count only once
+// the earlier ones are fitted. chunks = 0 turns it off.
+struct CausalOptions {
+  int64_t chunks = 0;
+  double epsilon = 1.0;
+};
+
 struct Losses {
   std::vector<std::string> names;  // one per term, in the order added
   std::vector<Tensor> values;      // unweighted mean squared residuals, scalars
@@ -51,6 +62,8 @@ class Problem {
   LossWeights& weights() { return weights_; }
   const LossWeights& weights() const { return weights_; }
   void set_weighting(WeightingOptions options);
+  // Causal training of the term `name` (the last coordinate is time).
+  void set_causal(const std::string& name, CausalOptions options);
 
   // Draws the points of every term.
   void sample(Generator& generator);
@@ -81,6 +94,8 @@ class Problem {
   Engine engine_ = Engine::kAuto;
   OutputTransform transform_;
   LossWeights weights_{{}, {}};
+  std::string causal_term_;
+  CausalOptions causal_;
   mutable std::vector<Engine> last_engines_;
 };
 

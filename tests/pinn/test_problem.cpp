@@ -256,3 +256,45 @@ TEST_CASE("refinement: drawing without replacement follows the weights") {
   CHECK(gp::parse_refinement("RAR-D") == gp::Refinement::kRARD);
   CHECK_THROWS_AS(gp::parse_refinement("rar"), gd::Error);
 }
+
+TEST_CASE("causal training: time slices weighted by the earlier slices' losses") {
+  // u = 0 (the last layer zeroed) and the residual u - t: r^2 = t^2 at four
+  // given points. Two slices of [0, 1]: L_0 = (0.1^2 + 0.3^2) / 2 = 0.05,
+  // L_1 = (0.6^2 + 0.9^2) / 2 = 0.585; the loss is (L_0 + e^{-eps L_0} L_1) / 2.
+  gp::Problem problem(std::make_shared<gp::GeometryXTime>(gp::Interval(0, 1), 0.0, 1.0));
+  gd::Tensor points = gd::tensor({0.5, 0.1, 0.2, 0.3, 0.7, 0.6, 0.4, 0.9}, kF64).reshape({4, 2});
+  gp::PointFunction time = [](const gd::Tensor& x) { return x.narrow(1, 1, 1); };
+  problem.add(std::make_shared<gp::OperatorCondition>(
+      "pde", gp::PointSpec::points(points), gp::DerivativeNeeds{},
+      [](gp::Solution& s, const std::vector<gd::Tensor>& data) { return s.u() - data[0]; },
+      std::vector<gp::PointFunction>{time}));
+  gd::Generator generator(26);
+  problem.sample(generator);
+  gd::nn::Sequential net = tanh_mlp(2, 4, 1, 7);
+  {
+    gd::NoGradGuard no_grad;
+    for (gd::Tensor& p : (*net)[4]->parameters()) p.zero_();
+  }
+  gd::nn::AnyModule module(net);
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.01 + 0.09 + 0.36 + 0.81) / 4).epsilon(1e-14));
+  problem.set_causal("pde", {2, 3.0});
+  gp::Losses causal = problem.losses(module);
+  CHECK(causal.values[0].item<double>() == doctest::Approx((0.05 + std::exp(-3.0 * 0.05) * 0.585) / 2).epsilon(1e-14));
+  // The weights carry no gradient: with u = b (the last bias), d/db of slice
+  // j's mean is -2 mean(t) there, and the loss's is (1/2) sum_j w_j of that.
+  causal.total.backward();
+  const gd::Tensor& bias = (*net)[4]->named_parameters()["bias"];
+  CHECK(bias.grad().item<double>() == doctest::Approx((-0.4 + std::exp(-0.15) * -1.5) / 2).epsilon(1e-14));
+  // epsilon 0: every slice weighs 1, the mean of the slice means.
+  problem.set_causal("pde", {2, 0.0});
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.05 + 0.585) / 2).epsilon(1e-14));
+  // Eight slices, four of them empty (a loss of 0): the points fall in 0, 2, 4 and 7.
+  problem.set_causal("pde", {8, 1.0});
+  const double l = (0.01 + std::exp(-0.01) * 0.09 + std::exp(-0.1) * 0.36 + std::exp(-0.46) * 0.81) / 8;
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx(l).epsilon(1e-14));
+  CHECK_THROWS_AS(problem.set_causal("nope", {2, 1.0}), gd::Error);
+  CHECK_THROWS_AS(problem.set_causal("pde", {-1, 1.0}), gd::Error);
+  gp::Problem no_time(gp::Interval(0, 1));
+  no_time.add(std::make_shared<gp::DirichletBC>("bc", gp::PointSpec::boundary(2), time));
+  CHECK_THROWS_WITH_AS(no_time.set_causal("bc", {2, 1.0}), doctest::Contains("time coordinate"), gd::Error);
+}

@@ -55,6 +55,13 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
   weighting->add("every", Integer(1), "steps between updates").default_(100);
   weighting->add("alpha", Number(0, 1), "the moving average's factor").default_(0.9);
   pinn->add("weighting", Object(weighting), "loss weighting").default_(json::object());
+  auto causal = std::make_shared<ObjectSpec>();
+  causal->description = "causal training of the PDE term (pinn/problem.h): time slices weighted by how well the earlier "
+                        "ones are fitted";
+  causal->add("chunks", Integer(0), "time slices (0: off)").default_(0);
+  causal->add("epsilon", Number(0), "the weights' decay: w_i = exp(-epsilon * sum of the earlier slices' losses)")
+      .default_(1.0);
+  pinn->add("causal", Object(causal), "causal training").default_(json::object());
   pinn->add("resample_every", Integer(0), "draw fresh points for every randomly sampled term every this many steps "
             "(0: never)").default_(0);
   auto refinement = std::make_shared<ObjectSpec>();
@@ -184,6 +191,10 @@ std::shared_ptr<PinnRun> build_pinn_run(json& config, ScalarType dtype, uint64_t
   const json& weighting = config["weighting"];
   problem.set_weighting({pinn::parse_weighting(text(weighting, "method")), integer(weighting, "every"),
                          number(weighting, "alpha")});
+  if (integer(config["causal"], "chunks") > 0) {
+    if (!run->context.has_time) throw Error("pinn.causal: causal training needs a time coordinate (pinn.time)");
+    problem.set_causal("pde", {integer(config["causal"], "chunks"), number(config["causal"], "epsilon")});
+  }
   run->resample_every = integer(config, "resample_every");
   const json& refinement = config["refinement"];
   run->refinement.method = pinn::parse_refinement(text(refinement, "method"));
