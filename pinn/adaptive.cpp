@@ -8,26 +8,21 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "kernels/error.h"
+#include "pinn/enum_names.h"
 
 namespace gradiens::pinn {
 
+namespace {
+
+const std::vector<std::string> kRefinementNames = {"none", "RAR", "RAD", "RAR-D"};  // in Refinement's order
+
+}  // namespace
+
 Refinement parse_refinement(const std::string& name) {
-  if (name == "none") return Refinement::kNone;
-  if (name == "RAR") return Refinement::kRAR;
-  if (name == "RAD") return Refinement::kRAD;
-  if (name == "RAR-D") return Refinement::kRARD;
-  throw Error(fmt::format("unknown refinement \"{}\" (expected none, RAR, RAD or RAR-D)", name));
+  return parse_enum_name<Refinement>(name, kRefinementNames, "refinement");
 }
 
-std::string refinement_name(Refinement refinement) {
-  switch (refinement) {
-    case Refinement::kNone: return "none";
-    case Refinement::kRAR: return "RAR";
-    case Refinement::kRAD: return "RAD";
-    case Refinement::kRARD: return "RAR-D";
-  }
-  return "?";
-}
+std::string refinement_name(Refinement refinement) { return enum_name(refinement, kRefinementNames); }
 
 Tensor sample_without_replacement(const Tensor& weights, int64_t count, Generator& generator) {
   GD_CHECK(weights.defined() && weights.dim() == 1, "sample_without_replacement: weights must be [N]");

@@ -8,6 +8,7 @@
 
 #include "engine/functions.h"
 #include "kernels/error.h"
+#include "pinn/enum_names.h"
 
 namespace gradiens::pinn {
 
@@ -100,14 +101,9 @@ const std::vector<std::string>& sampler_names() {
   return names;
 }
 
-Sampler parse_sampler(std::string_view name) {
-  const auto& names = sampler_names();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == name) return static_cast<Sampler>(i);
-  throw Error(fmt::format("unknown sampler \"{}\" (one of uniform, pseudo, LHS, Halton, Hammersley, Sobol)", name));
-}
+Sampler parse_sampler(std::string_view name) { return parse_enum_name<Sampler>(name, sampler_names(), "sampler"); }
 
-std::string_view sampler_name(Sampler sampler) { return sampler_names()[static_cast<size_t>(sampler)]; }
+std::string_view sampler_name(Sampler sampler) { return enum_name(sampler, sampler_names()); }
 
 Tensor sample_unit_cube(int64_t n, int64_t d, Sampler sampler, Generator& generator) {
   GD_CHECK(n >= 1, fmt::format("sampling: the number of points must be at least 1, got {}", n));

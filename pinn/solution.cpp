@@ -9,25 +9,22 @@
 #include "engine/autograd/autograd.h"
 #include "engine/functions.h"
 #include "kernels/error.h"
+#include "pinn/enum_names.h"
 #include "pinn/taylor.h"
 
 namespace gradiens::pinn {
 
+namespace {
+
+const std::vector<std::string> kEngineNames = {"auto", "nested", "taylor"};  // in Engine's order
+
+}  // namespace
+
 Engine parse_engine(const std::string& name) {
-  if (name == "auto") return Engine::kAuto;
-  if (name == "nested") return Engine::kNested;
-  if (name == "taylor") return Engine::kTaylor;
-  throw Error(fmt::format("unknown differentiation engine \"{}\" (expected auto, nested or taylor)", name));
+  return parse_enum_name<Engine>(name, kEngineNames, "differentiation engine");
 }
 
-std::string engine_name(Engine engine) {
-  switch (engine) {
-    case Engine::kAuto: return "auto";
-    case Engine::kNested: return "nested";
-    case Engine::kTaylor: return "taylor";
-  }
-  return "?";
-}
+std::string engine_name(Engine engine) { return enum_name(engine, kEngineNames); }
 
 DerivativeNeeds DerivativeNeeds::merged(const DerivativeNeeds& other) const {
   DerivativeNeeds out = *this;

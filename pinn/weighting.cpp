@@ -10,24 +10,21 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "kernels/error.h"
+#include "pinn/enum_names.h"
 
 namespace gradiens::pinn {
 
+namespace {
+
+const std::vector<std::string> kWeightingNames = {"fixed", "lr_annealing", "grad_norm"};  // in Weighting's order
+
+}  // namespace
+
 Weighting parse_weighting(const std::string& name) {
-  if (name == "fixed") return Weighting::kFixed;
-  if (name == "lr_annealing") return Weighting::kLRAnnealing;
-  if (name == "grad_norm") return Weighting::kGradNorm;
-  throw Error(fmt::format("unknown loss weighting \"{}\" (expected fixed, lr_annealing or grad_norm)", name));
+  return parse_enum_name<Weighting>(name, kWeightingNames, "loss weighting");
 }
 
-std::string weighting_name(Weighting weighting) {
-  switch (weighting) {
-    case Weighting::kFixed: return "fixed";
-    case Weighting::kLRAnnealing: return "lr_annealing";
-    case Weighting::kGradNorm: return "grad_norm";
-  }
-  return "?";
-}
+std::string weighting_name(Weighting weighting) { return enum_name(weighting, kWeightingNames); }
 
 LossWeights::LossWeights(std::vector<double> initial, WeightingOptions options) : options_(options) {
   GD_CHECK(options_.every > 0, fmt::format("loss weighting: every must be positive, got {}", options_.every));
