@@ -283,7 +283,7 @@ TEST_CASE("causal training: time slices weighted by the earlier slices' losses")
   // The weights carry no gradient: with u = b (the last bias), d/db of slice
   // j's mean is -2 mean(t) there, and the loss's is (1/2) sum_j w_j of that.
   causal.total.backward();
-  const gd::Tensor& bias = (*net)[4]->named_parameters()["bias"];
+  const gd::Tensor bias = (*net)[4]->named_parameters()["bias"];
   CHECK(bias.grad().item<double>() == doctest::Approx((-0.4 + std::exp(-0.15) * -1.5) / 2).epsilon(1e-14));
   // epsilon 0: every slice weighs 1, the mean of the slice means.
   problem.set_causal("pde", {2, 0.0});
