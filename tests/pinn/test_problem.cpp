@@ -46,6 +46,23 @@ gp::Problem burgers(gd::Tensor* nu_out = nullptr) {
   return problem;
 }
 
+// The residual u - f(x) on `points`, f as point data: with zero_output(),
+// |r| = |f| exactly.
+gp::TermPtr u_minus(gp::PointSpec points, gp::PointFunction f) {
+  return std::make_shared<gp::OperatorCondition>(
+      "pde", std::move(points), gp::DerivativeNeeds{},
+      [](gp::Solution& s, const std::vector<gd::Tensor>& data) { return s.u() - data[0]; },
+      std::vector<gp::PointFunction>{std::move(f)});
+}
+
+// tanh_mlp's network with its last layer zeroed: it outputs 0 everywhere.
+gd::nn::Sequential zero_output(int64_t in, uint64_t seed) {
+  gd::nn::Sequential net = tanh_mlp(in, 4, 1, seed);
+  gd::NoGradGuard no_grad;
+  for (gd::Tensor& p : (*net)[4]->parameters()) p.zero_();
+  return net;
+}
+
 std::vector<gd::Tensor> all_grads(const std::vector<gd::Tensor>& params) {
   std::vector<gd::Tensor> out;
   for (const gd::Tensor& p : params) out.push_back(p.grad().defined() ? p.grad().clone() : gd::zeros_like(p));
@@ -181,17 +198,10 @@ TEST_CASE("refinement: RAR adds the candidates of largest residual") {
   // u - f(x) with f a bump at x = 0.7: |r| = f, largest near the bump.
   gp::Problem problem(gp::Interval(0, 1));
   gp::PointFunction bump = [](const gd::Tensor& x) { return gd::exp(-200 * (x - 0.7).square()); };
-  problem.add(std::make_shared<gp::OperatorCondition>(
-      "pde", gp::PointSpec::interior(50), gp::DerivativeNeeds{},
-      [](gp::Solution& s, const std::vector<gd::Tensor>& data) { return s.u() - data[0]; },
-      std::vector<gp::PointFunction>{bump}));
+  problem.add(u_minus(gp::PointSpec::interior(50), bump));
   gd::Generator generator(24);
   problem.sample(generator);
-  gd::nn::Sequential net = tanh_mlp(1, 4, 1, 6);
-  {
-    gd::NoGradGuard no_grad;
-    for (gd::Tensor& p : (*net)[4]->parameters()) p.zero_();
-  }
+  gd::nn::Sequential net = zero_output(1, 6);
   gd::nn::AnyModule module(net);
   gp::RefinementOptions options;
   options.method = gp::Refinement::kRAR;
@@ -264,17 +274,10 @@ TEST_CASE("causal training: time slices weighted by the earlier slices' losses")
   gp::Problem problem(std::make_shared<gp::GeometryXTime>(gp::Interval(0, 1), 0.0, 1.0));
   gd::Tensor points = gd::tensor({0.5, 0.1, 0.2, 0.3, 0.7, 0.6, 0.4, 0.9}, kF64).reshape({4, 2});
   gp::PointFunction time = [](const gd::Tensor& x) { return x.narrow(1, 1, 1); };
-  problem.add(std::make_shared<gp::OperatorCondition>(
-      "pde", gp::PointSpec::points(points), gp::DerivativeNeeds{},
-      [](gp::Solution& s, const std::vector<gd::Tensor>& data) { return s.u() - data[0]; },
-      std::vector<gp::PointFunction>{time}));
+  problem.add(u_minus(gp::PointSpec::points(points), time));
   gd::Generator generator(26);
   problem.sample(generator);
-  gd::nn::Sequential net = tanh_mlp(2, 4, 1, 7);
-  {
-    gd::NoGradGuard no_grad;
-    for (gd::Tensor& p : (*net)[4]->parameters()) p.zero_();
-  }
+  gd::nn::Sequential net = zero_output(2, 7);
   gd::nn::AnyModule module(net);
   CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.01 + 0.09 + 0.36 + 0.81) / 4).epsilon(1e-14));
   problem.set_causal("pde", {2, 3.0});
