@@ -96,7 +96,7 @@ TEST_CASE("config: golden messages for bad configs") {
        "model.layers[1]: missing \"type\" (a layer: one of AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, "
        "Dropout, ELU, Embedding, Flatten, FourierFeatures, GELU, GRU, Identity, LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, "
        "LogSoftmax, "
-       "MaxPool2d, PHMLinear, RNN, ReLU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Tanh)"},
+       "MaxPool2d, PHMLinear, PeriodicEmbedding, RNN, ReLU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Tanh)"},
       {"unknown type with a close name", [](json& c) { c["model"]["layers"][0]["type"] = "Linaer"; },
        "model.layers[0].type: unknown layer \"Linaer\"; did you mean \"Linear\"?"},
       {"unknown optimizer", [](json& c) { c["optimizer"]["type"] = "Adamm"; },
@@ -174,7 +174,7 @@ TEST_CASE("config: every problem of a file is reported at once") {
   CHECK(problems(config) == std::vector<std::string>{
                                 "model.layers[0].type: unknown layer \"Dense\" (one of AdaptiveAvgPool2d, AvgPool2d, "
                                 "BatchNorm1d, BatchNorm2d, Conv2d, Dropout, ELU, Embedding, Flatten, FourierFeatures, GELU, GRU, Identity, "
-                                "LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, LogSoftmax, MaxPool2d, PHMLinear, RNN, "
+                                "LSTM, LayerNorm, LazyLinear, LeakyReLU, Linear, LogSoftmax, MaxPool2d, PHMLinear, PeriodicEmbedding, RNN, "
                                 "ReLU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Tanh)",
                                 "optimizer.lr: expected a number >= 0, got a string \"fast\"",
                                 "train.epoch: unknown key; did you mean \"epochs\"?"});

@@ -141,6 +141,8 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
        "pinn.evaluation.grid: 1 counts for 2 coordinates"},
       {R"x("version": 1,)x", R"x("version": 1, "loss": {"type": "mse_loss"},)x",
        "loss: cannot be given with pinn"},
+      {R"x("layers": [)x", R"x("layers": [{"type": "PeriodicEmbedding", "periods": [2]},)x",
+       "model.layers[0].periods: periods has 1 values, but the input has 2 features"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.to);
@@ -154,4 +156,17 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
     const std::string message = slurp(stderr_file);
     CHECK_MESSAGE(message.find(c.message) != std::string::npos, message);
   }
+}
+
+TEST_CASE("pinn runs: a periodic embedding of x builds, and the run falls back to the nested operators") {
+  std::string text = kInverseConfig;
+  const std::string from = R"x("layers": [)x";
+  text.replace(text.find(from), from.size(), R"x("layers": [{"type": "PeriodicEmbedding", "periods": [1, 0]},)x");
+  const fs::path config = write_config("periodic.json", text);
+  const fs::path stdout_file = kWork / "periodic_stdout";
+  REQUIRE(shell(kTrainer + " --config " + config.string() + " --validate > " + stdout_file.string() + " 2>&1") == 0);
+  const std::string message = slurp(stdout_file);
+  CHECK_MESSAGE(message.find("pde") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("nested") != std::string::npos, message);
+  CHECK_MESSAGE(message.find("taylor") == std::string::npos, message);
 }

@@ -124,6 +124,22 @@ void add_linear(Builders& b) {
           const int64_t in = derived_size(config, "in_features", shape.back(), path, "the input's last dimension");
           return nn::AnyModule(pinn::FourierFeatures(in, integer(config, "features"), number(config, "sigma")));
         }));
+
+  ObjectSpec periodic = spec("PeriodicEmbedding", "each periodic coordinate x of period P becomes [cos(2 pi k x / P), "
+                             "sin(2 pi k x / P)], k = 1 .. harmonics; the others pass through (a PINN's exact "
+                             "periodic boundary condition)");
+  periodic.add("periods", Array(Number(0), 1), "per input coordinate: its period, or 0 if it is not periodic").require();
+  periodic.add("harmonics", Integer(1), "the harmonics k of each periodic coordinate").default_(1);
+  b.add(b.layers, kLayer, std::move(periodic),
+        LayerFactory([](json& config, const std::string& path, LayerContext& context, bool&, const Builders&) {
+          const auto& shape = shape_of(context, 1, path, "PeriodicEmbedding", "features");
+          const std::vector<double> periods = config["periods"].get<std::vector<double>>();
+          if (static_cast<int64_t>(periods.size()) != shape.back())
+            throw Error(fmt::format("{}: periods has {} values, but the input has {} features (give one per "
+                                    "feature, 0 for a feature that is not periodic)", join_path(path, "periods"),
+                                    periods.size(), shape.back()));
+          return nn::AnyModule(pinn::PeriodicEmbedding(periods, integer(config, "harmonics")));
+        }));
 }
 
 void add_convolution_and_pooling(Builders& b) {
