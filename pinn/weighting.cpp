@@ -30,6 +30,8 @@ LossWeights::LossWeights(std::vector<double> initial, WeightingOptions options) 
   GD_CHECK(options_.every > 0, fmt::format("loss weighting: every must be positive, got {}", options_.every));
   GD_CHECK(options_.alpha >= 0 && options_.alpha <= 1,
            fmt::format("loss weighting: alpha must be in [0, 1], got {}", options_.alpha));
+  GD_CHECK(options_.max_weight > 0, fmt::format("loss weighting: max_weight must be positive, got {}",
+                                                options_.max_weight));
   set_values(std::move(initial));
 }
 
@@ -79,7 +81,7 @@ void LossWeights::update(const std::vector<Tensor>& terms, const std::vector<Ten
   if (options_.method == Weighting::kLRAnnealing) {
     for (size_t i = 1; i < terms.size(); ++i) {
       if (stats[i].mean_abs <= 0 || !std::isfinite(stats[i].mean_abs)) continue;  // no signal: keep the weight
-      const double hat = stats[0].max_abs / stats[i].mean_abs;
+      const double hat = std::min(stats[0].max_abs / stats[i].mean_abs, options_.max_weight);
       if (std::isfinite(hat)) weights_[i] = (1 - alpha) * weights_[i] + alpha * hat;
     }
     return;
@@ -88,7 +90,7 @@ void LossWeights::update(const std::vector<Tensor>& terms, const std::vector<Ten
   for (const GradientStats& s : stats) total += s.norm;
   for (size_t i = 0; i < terms.size(); ++i) {
     if (stats[i].norm <= 0 || !std::isfinite(stats[i].norm)) continue;
-    const double hat = total / stats[i].norm;
+    const double hat = std::min(total / stats[i].norm, options_.max_weight);
     if (std::isfinite(hat)) weights_[i] = alpha * weights_[i] + (1 - alpha) * hat;
   }
 }

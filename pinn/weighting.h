@@ -12,9 +12,13 @@
 //                  so that every weighted term has the same gradient norm.
 // The gradients are taken with respect to the network's parameters (and any
 // trainable PDE parameters), each term's separately, on the current graph.
+// Both adaptive methods clip lambda_hat_i to max_weight: a term whose
+// gradient vanishes (a condition already met) would otherwise get an
+// unbounded weight that swamps the others.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,7 @@ struct WeightingOptions {
   Weighting method = Weighting::kFixed;
   int64_t every = 100;  // steps between updates (adaptive methods)
   double alpha = 0.9;   // the moving-average factor of the formulas above
+  double max_weight = std::numeric_limits<double>::infinity();  // the cap on lambda_hat_i
 };
 
 class LossWeights {

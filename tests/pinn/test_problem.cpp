@@ -173,12 +173,20 @@ TEST_CASE("weighting: gradient-norm balancing and learning-rate annealing follow
   gp::LossWeights smoothed({1.0, 1.0}, {gp::Weighting::kGradNorm, 10, 0.9});
   smoothed.update(terms(), {p});
   CHECK(smoothed.values()[1] == doctest::Approx(0.9 + 0.1 * (n0 + n1) / n1).epsilon(1e-14));
+  // Capped at 2: (n0 + n1) / n0 = 2.30 is clipped, (n0 + n1) / n1 = 1.77 is not.
+  gp::LossWeights capped({1.0, 1.0}, {gp::Weighting::kGradNorm, 10, 0.0, 2.0});
+  capped.update(terms(), {p});
+  CHECK(capped.values()[0] == 2.0);
+  CHECK(capped.values()[1] == doctest::Approx((n0 + n1) / n1).epsilon(1e-14));
 
   // lambda_hat_1 = max |grad L0| / mean |grad L1| = 3 / 2.5; the first keeps 1.
   gp::LossWeights annealing({1.0, 2.0}, {gp::Weighting::kLRAnnealing, 10, 0.9});
   annealing.update(terms(), {p});
   CHECK(annealing.values()[0] == 1.0);
   CHECK(annealing.values()[1] == doctest::Approx(0.1 * 2.0 + 0.9 * 3.0 / 2.5).epsilon(1e-14));
+  gp::LossWeights annealing_capped({1.0, 2.0}, {gp::Weighting::kLRAnnealing, 10, 0.9, 1.0});
+  annealing_capped.update(terms(), {p});
+  CHECK(annealing_capped.values()[1] == doctest::Approx(0.1 * 2.0 + 0.9 * 1.0).epsilon(1e-14));
   CHECK(annealing.due(20));
   CHECK_FALSE(annealing.due(25));
   gp::LossWeights fixed({1.0, 2.0}, {});
@@ -188,6 +196,8 @@ TEST_CASE("weighting: gradient-norm balancing and learning-rate annealing follow
 
   CHECK_THROWS_AS(gp::LossWeights({-1.0}, {}), gd::Error);
   CHECK_THROWS_AS(gp::LossWeights({1.0}, {gp::Weighting::kGradNorm, 0, 0.9}), gd::Error);
+  CHECK_THROWS_WITH_AS(gp::LossWeights({1.0}, {gp::Weighting::kGradNorm, 10, 0.9, 0.0}),
+                       doctest::Contains("max_weight must be positive"), gd::Error);
   CHECK_THROWS_AS(grad_norm.update({terms()[0]}, {p}), gd::Error);
   CHECK(gp::parse_weighting("grad_norm") == gp::Weighting::kGradNorm);
   CHECK_THROWS_WITH_AS(gp::parse_weighting("softadapt"), doctest::Contains("lr_annealing"), gd::Error);

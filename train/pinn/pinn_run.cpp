@@ -54,6 +54,7 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
                  "gradient-norm balancing").default_("fixed");
   weighting->add("every", Integer(1), "steps between updates").default_(100);
   weighting->add("alpha", Number(0, 1), "the moving average's factor").default_(0.9);
+  weighting->add("max_weight", PositiveNumber(), "the cap on a term's new weight (none when absent)");
   pinn->add("weighting", Object(weighting), "loss weighting").default_(json::object());
   auto causal = std::make_shared<ObjectSpec>();
   causal->description = "causal training of the PDE term (pinn/problem.h): time slices weighted by how well the earlier "
@@ -189,8 +190,10 @@ std::shared_ptr<PinnRun> build_pinn_run(json& config, ScalarType dtype, uint64_t
   }
   problem.set_engine(pinn::parse_engine(text(config, "engine")));
   const json& weighting = config["weighting"];
-  problem.set_weighting({pinn::parse_weighting(text(weighting, "method")), integer(weighting, "every"),
-                         number(weighting, "alpha")});
+  pinn::WeightingOptions weighting_options{pinn::parse_weighting(text(weighting, "method")), integer(weighting, "every"),
+                                           number(weighting, "alpha")};
+  if (has(weighting, "max_weight")) weighting_options.max_weight = number(weighting, "max_weight");
+  problem.set_weighting(weighting_options);
   if (integer(config["causal"], "chunks") > 0) {
     if (!run->context.has_time) throw Error("pinn.causal: causal training needs a time coordinate (pinn.time)");
     problem.set_causal("pde", {integer(config["causal"], "chunks"), number(config["causal"], "epsilon")});
