@@ -1,6 +1,7 @@
 // Input embeddings: Fourier features and periodic coordinates (pinn/fourier.h).
 #include "pinn/fourier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <utility>
@@ -9,16 +10,33 @@
 #include <fmt/ranges.h>
 
 #include "engine/functions.h"
+#include "engine/tensor_data.h"
 #include "kernels/error.h"
 
 namespace gradiens::pinn {
 
-FourierFeaturesImpl::FourierFeaturesImpl(int64_t in_features_, int64_t features_, double sigma_)
-    : Module("FourierFeatures"), in_features(in_features_), features(features_), sigma(sigma_) {
+namespace {
+
+std::vector<double> same_sigma(int64_t in_features, int64_t features, double sigma) {
   GD_CHECK(in_features > 0 && features > 0,
            fmt::format("FourierFeatures: in_features ({}) and features ({}) must be positive", in_features, features));
-  GD_CHECK(sigma > 0, fmt::format("FourierFeatures: sigma must be positive, got {}", sigma));
-  frequencies = register_buffer("frequencies", randn({in_features, features}) * sigma);
+  return std::vector<double>(static_cast<size_t>(in_features), sigma);
+}
+
+}  // namespace
+
+FourierFeaturesImpl::FourierFeaturesImpl(int64_t in_features_, int64_t features_, double sigma)
+    : FourierFeaturesImpl(features_, same_sigma(in_features_, features_, sigma)) {}
+
+FourierFeaturesImpl::FourierFeaturesImpl(int64_t features_, std::vector<double> sigmas_)
+    : Module("FourierFeatures"), in_features(static_cast<int64_t>(sigmas_.size())), features(features_),
+      sigmas(std::move(sigmas_)) {
+  GD_CHECK(in_features > 0 && features > 0,
+           fmt::format("FourierFeatures: in_features ({}) and features ({}) must be positive", in_features, features));
+  for (double sigma : sigmas)
+    GD_CHECK(std::isfinite(sigma) && sigma > 0, fmt::format("FourierFeatures: sigma must be positive, got {}", sigma));
+  const Tensor draw = randn({in_features, features});
+  frequencies = register_buffer("frequencies", draw * tensor(sigmas, draw.options()).reshape({in_features, 1}));
 }
 
 Tensor FourierFeaturesImpl::forward(const Tensor& x) {
@@ -29,7 +47,9 @@ Tensor FourierFeaturesImpl::forward(const Tensor& x) {
 }
 
 std::string FourierFeaturesImpl::extra_repr() const {
-  return fmt::format("in_features={}, features={}, sigma={}", in_features, features, sigma);
+  const bool same = std::all_of(sigmas.begin(), sigmas.end(), [&](double s) { return s == sigmas.front(); });
+  if (same) return fmt::format("in_features={}, features={}, sigma={}", in_features, features, sigmas.front());
+  return fmt::format("in_features={}, features={}, sigma=[{}]", in_features, features, fmt::join(sigmas, ", "));
 }
 
 PeriodicEmbeddingImpl::PeriodicEmbeddingImpl(std::vector<double> periods_, int64_t harmonics_)

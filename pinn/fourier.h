@@ -1,7 +1,7 @@
 // Input embeddings of PINNs.
 // FourierFeatures (Tancik et al., 2020; Wang, Wang and Perdikaris, 2021):
 // x [N, d] -> [sin(2 pi x B), cos(2 pi x B)] [N, 2k] with a fixed Gaussian
-// matrix B [d, k] of standard deviation sigma, so that an MLP after it learns
+// matrix B [d, k] of standard deviation sigma (or one per coordinate), so that an MLP after it learns
 // high frequencies. B is a buffer: saved in state_dict, moved by to(), never
 // trained.
 // PeriodicEmbedding (Dong and Ni, 2021): each periodic coordinate x_j of
@@ -22,12 +22,15 @@ class FourierFeaturesImpl : public nn::Module {
  public:
   // B drawn from N(0, sigma^2) by the global generator (manual_seed).
   FourierFeaturesImpl(int64_t in_features, int64_t features, double sigma);
+  // Row i of B from N(0, sigmas[i]^2): a scale per coordinate, for solutions
+  // whose frequencies differ by coordinate (in_features = sigmas.size()).
+  FourierFeaturesImpl(int64_t features, std::vector<double> sigmas);
   Tensor forward(const Tensor& x);
   std::string extra_repr() const override;
 
   int64_t in_features, features;
-  double sigma;
-  Tensor frequencies;  // B [in_features, features]
+  std::vector<double> sigmas;  // per coordinate
+  Tensor frequencies;          // B [in_features, features]
 };
 GRADIENS_MODULE(FourierFeatures);
 

@@ -66,10 +66,17 @@ void Problem::set_causal(const std::string& name, CausalOptions options) {
   causal_ = options;
 }
 
+void Problem::hold_causal_weights(bool hold) {
+  hold_causal_ = hold;
+  held_causal_weights_ = Tensor();
+}
+
 namespace {
 
-// The causal loss of residuals r [N, k] at points x [N, d] (time last) in [t0, t1].
-Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const CausalOptions& options) {
+// The causal loss of residuals r [N, k] at points x [N, d] (time last) in
+// [t0, t1]; `held` holds the weights to use, or is filled with them when undefined.
+Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const CausalOptions& options,
+                   Tensor* held) {
   const int64_t m = options.chunks;
   Tensor per_point = r.square().mean({1});
   // Truncation is the floor here: the scaled times are clamped to [0, m - 1] first.
@@ -80,8 +87,10 @@ Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const
   const auto f64 = TensorOptions().dtype(kFloat64);
   Tensor counts = zeros({m}, f64).index_add(0, slice, ones({x.size(0)}, f64));
   Tensor means = sums / counts.clamp_min(1).to(sums.scalar_type());
+  if (held && held->defined()) return (*held * means).mean();
   Tensor before = means.detach().cumsum(0) - means.detach();  // sum_{k<i} L_k
   Tensor w = (before * -options.epsilon).exp();
+  if (held) *held = w;
   return (w * means).mean();
 }
 
@@ -113,7 +122,8 @@ Losses Problem::losses(const nn::AnyModule& net) const {
     Tensor value;
     if (causal_.chunks > 0 && t.name() == causal_term_) {
       const auto [lower, upper] = domain_->bbox();
-      value = causal_loss(r, t.points(), lower.back(), upper.back(), causal_);
+      value = causal_loss(r, t.points(), lower.back(), upper.back(), causal_,
+                          hold_causal_ ? &held_causal_weights_ : nullptr);
     } else {
       value = r.square().mean();
     }

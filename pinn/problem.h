@@ -64,6 +64,10 @@ class Problem {
   void set_weighting(WeightingOptions options);
   // Causal training of the term `name` (the last coordinate is time).
   void set_causal(const std::string& name, CausalOptions options);
+  // While held, the causal weights w_i keep the values the first losses()
+  // call computes: every evaluation of one L-BFGS step (its line search
+  // included) then sees the same objective. Releasing forgets them.
+  void hold_causal_weights(bool hold);
 
   // Draws the points of every term.
   void sample(Generator& generator);
@@ -96,6 +100,8 @@ class Problem {
   LossWeights weights_{{}, {}};
   std::string causal_term_;
   CausalOptions causal_;
+  bool hold_causal_ = false;
+  mutable Tensor held_causal_weights_;  // [chunks], while held
   mutable std::vector<Engine> last_engines_;
 };
 

@@ -327,7 +327,14 @@ class Trainer {
         losses.total.backward();
         return losses.total;
       };
-      step_loss = optimizer_->step(closure).item<double>();
+      run.problem.hold_causal_weights(true);  // one objective for the whole step, line search included
+      try {
+        step_loss = optimizer_->step(closure).item<double>();
+      } catch (...) {
+        run.problem.hold_causal_weights(false);
+        throw;
+      }
+      run.problem.hold_causal_weights(false);
       check_loss(step_loss);
     } else {
       optimizer_->zero_grad();

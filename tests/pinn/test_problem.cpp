@@ -298,6 +298,21 @@ TEST_CASE("causal training: time slices weighted by the earlier slices' losses")
   causal.total.backward();
   const gd::Tensor bias = (*net)[4]->named_parameters()["bias"];
   CHECK(bias.grad().item<double>() == doctest::Approx((-0.4 + std::exp(-0.15) * -1.5) / 2).epsilon(1e-14));
+  // Held (one L-BFGS step): u = 0.2 gives L_0 = 0.01, L_1 = (0.4^2 + 0.7^2) / 2
+  // = 0.325, weighted by the first call's e^{-3 * 0.05}; released, by e^{-3 * 0.01}.
+  problem.hold_causal_weights(true);
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx(causal.values[0].item<double>()).epsilon(1e-14));
+  {
+    gd::NoGradGuard no_grad;
+    gd::Tensor(bias).fill_(0.2);
+  }
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.01 + std::exp(-0.15) * 0.325) / 2).epsilon(1e-14));
+  problem.hold_causal_weights(false);
+  CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.01 + std::exp(-0.03) * 0.325) / 2).epsilon(1e-14));
+  {
+    gd::NoGradGuard no_grad;
+    gd::Tensor(bias).fill_(0.0);
+  }
   // epsilon 0: every slice weighs 1, the mean of the slice means.
   problem.set_causal("pde", {2, 0.0});
   CHECK(problem.losses(module).values[0].item<double>() == doctest::Approx((0.05 + 0.585) / 2).epsilon(1e-14));

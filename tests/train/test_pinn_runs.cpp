@@ -143,6 +143,8 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
        "loss: cannot be given with pinn"},
       {R"x("layers": [)x", R"x("layers": [{"type": "PeriodicEmbedding", "periods": [2]},)x",
        "model.layers[0].periods: periods has 1 values, but the input has 2 features"},
+      {R"x("layers": [)x", R"x("layers": [{"type": "FourierFeatures", "features": 4, "sigma": [1, 2, 3]},)x",
+       "model.layers[0].sigma: sigma has 3 values, but the input has 2 features"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.to);

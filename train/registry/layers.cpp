@@ -117,12 +117,19 @@ void add_linear(Builders& b) {
                             "input embedding for high frequencies)");
   fourier.add("in_features", Integer(1), "input features; derived from the input").derive();
   fourier.add("features", Integer(1), "columns of B; the output has twice as many").require();
-  fourier.add("sigma", PositiveNumber(), "the standard deviation of B's entries").default_(1.0);
+  fourier.add("sigma", AnyOf({PositiveNumber(), Array(PositiveNumber(), 1)}),
+              "the standard deviation of B's entries, or one per input feature (row of B)").default_(1.0);
   b.add(b.layers, kLayer, std::move(fourier),
         LayerFactory([](json& config, const std::string& path, LayerContext& context, bool&, const Builders&) {
           const auto& shape = shape_of(context, 1, path, "FourierFeatures", "features");
           const int64_t in = derived_size(config, "in_features", shape.back(), path, "the input's last dimension");
-          return nn::AnyModule(pinn::FourierFeatures(in, integer(config, "features"), number(config, "sigma")));
+          const int64_t features = integer(config, "features");
+          if (!config["sigma"].is_array()) return nn::AnyModule(pinn::FourierFeatures(in, features, number(config, "sigma")));
+          const std::vector<double> sigmas = config["sigma"].get<std::vector<double>>();
+          if (static_cast<int64_t>(sigmas.size()) != in)
+            throw Error(fmt::format("{}: sigma has {} values, but the input has {} features (give one per feature, or "
+                                    "one number for all)", join_path(path, "sigma"), sigmas.size(), in));
+          return nn::AnyModule(pinn::FourierFeatures(features, sigmas));
         }));
 
   ObjectSpec periodic = spec("PeriodicEmbedding", "each periodic coordinate x of period P becomes [cos(2 pi k x / P), "
