@@ -59,6 +59,18 @@ TaylorRequest taylor_request(const DerivativeNeeds& needs) {
   return request;
 }
 
+// The name of the first layer (depth first) that Taylor mode cannot carry.
+std::string first_unsupported_layer(const nn::Module& net) {
+  if (auto* sequential = dynamic_cast<const nn::SequentialImpl*>(&net)) {
+    for (const nn::AnyModule& layer : *sequential) {
+      std::string name = first_unsupported_layer(*layer.ptr());
+      if (!name.empty()) return name;
+    }
+    return "";
+  }
+  return taylor_supported(net) ? "" : net.name();
+}
+
 }  // namespace
 
 bool taylor_can_serve(const nn::AnyModule& net, const DerivativeNeeds& needs, bool has_transform, std::string* why) {
@@ -67,7 +79,9 @@ bool taylor_can_serve(const nn::AnyModule& net, const DerivativeNeeds& needs, bo
     return false;
   };
   if (has_transform) return fail("an output transform (hard constraint) is set");
-  if (!taylor_supported(*net.ptr())) return fail("the network is not an MLP of Linear layers and elementwise activations");
+  if (!taylor_supported(*net.ptr()))
+    return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures) "
+                            "layers and elementwise activations", first_unsupported_layer(*net.ptr())));
   for (const auto& dims : needs.partials) {
     if (!is_pure(dims)) return fail(fmt::format("the mixed derivative over coordinates [{}] is needed", fmt::join(dims, ", ")));
     if (dims.size() > 4) return fail(fmt::format("a derivative of order {} is needed (at most 4)", dims.size()));
