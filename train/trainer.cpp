@@ -327,14 +327,13 @@ class Trainer {
         losses.total.backward();
         return losses.total;
       };
-      run.problem.hold_causal_weights(true);  // one objective for the whole step, line search included
-      try {
-        step_loss = optimizer_->step(closure).item<double>();
-      } catch (...) {
-        run.problem.hold_causal_weights(false);
-        throw;
-      }
-      run.problem.hold_causal_weights(false);
+      // One objective for the whole step, line search included; released however the step ends.
+      struct HeldCausalWeights {
+        pinn::Problem& problem;
+        explicit HeldCausalWeights(pinn::Problem& p) : problem(p) { problem.hold_causal_weights(true); }
+        ~HeldCausalWeights() { problem.hold_causal_weights(false); }
+      } held(run.problem);
+      step_loss = optimizer_->step(closure).item<double>();
       check_loss(step_loss);
     } else {
       optimizer_->zero_grad();
