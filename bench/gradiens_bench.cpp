@@ -17,6 +17,7 @@
 #include "bench/gemm_report.h"
 #include "bench/lstm_packed.h"
 #include "bench/train_loop_overhead.h"
+#include "engine/cuda.h"
 #include "engine/convolution.h"
 #include "engine/generator.h"
 #include "gradiens.h"
@@ -58,30 +59,42 @@ Timing time_calls(const std::function<void()>& fn, int warmup, int repeat) {
   return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+// ", \"device\": ..." for a run on a GPU (its name and peak memory), else empty.
+std::string device_fields = "";
+
 void print_line(const std::string& workload, int threads, const Timing& t, const std::string& what,
                 const std::string& extra = "") {
+  std::string device = device_fields;
+  if (!device.empty())
+    device += ", \"max_memory_allocated_mb\": " + std::to_string(gd::cuda::max_memory_allocated() / 1048576.0);
   std::printf(
       "{\"workload\": \"%s\", \"impl\": \"gradiens %s\", \"threads\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
-      "\"max_ms\": %.3f, \"what\": \"%s\"%s, \"peak_rss_mb\": %.1f}\n",
+      "\"max_ms\": %.3f, \"what\": \"%s\"%s%s, \"peak_rss_mb\": %.1f}\n",
       workload.c_str(), GRADIENS_VERSION, threads, t.median_ms, t.min_ms, t.max_ms, what.c_str(), extra.c_str(),
-      peak_rss_mb());
+      device.c_str(), peak_rss_mb());
   std::fflush(stdout);
 }
 
 struct Options {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int repeat = 0;  // 0: each workload's own count
+  gd::Device device = gd::Device(gd::kCPU);
+  // Waits for the device, so that a timed call includes the work it queued.
+  void sync() const {
+    if (device.is_cuda()) gd::cuda::synchronize();
+  }
 };
 
 // 5000 x (x = x * 1.0001 + 0.0001) on one float64 element that requires grad, then
 // backward: the per-op cost of recording and replaying the tape.
 void op_overhead_5000(const Options& options) {
-  gd::Tensor x0 = gd::ones({1}, gd::kFloat64).requires_grad_();
+  gd::Tensor x0 = gd::ones({1}, gd::TensorOptions().dtype(gd::kFloat64).device(options.device)).requires_grad_();
   Timing t = time_calls(
       [&] {
         gd::Tensor x = x0;
         for (int i = 0; i < 5000; ++i) x = x * 1.0001 + 0.0001;
         x.sum().backward();
+        options.sync();
       },
       2, options.repeat > 0 ? options.repeat : 10);
   print_line("op_overhead_5000", options.threads, t, "5000 x (mul, add) + backward");
@@ -340,11 +353,12 @@ void pinn_burgers(const Options& options, bool taylor) {
   const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
   const std::vector<int64_t> widths = pinn_widths(2, 20);
   gd::nn::Sequential net = pinn_mlp(widths);
+  net->to(options.device);
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
   const double nu = 0.01 / std::numbers::pi;
-  gd::Tensor xf = (gd::rand({10000, 1}, f64) * 2 - 1).requires_grad_();
-  gd::Tensor tf = gd::rand({10000, 1}, f64).requires_grad_();
-  gd::Tensor xu = gd::rand({100, 2}, f64) * 2 - 1;
+  gd::Tensor xf = (gd::rand({10000, 1}, f64) * 2 - 1).to(options.device).requires_grad_();
+  gd::Tensor tf = gd::rand({10000, 1}, f64).to(options.device).requires_grad_();
+  gd::Tensor xu = (gd::rand({100, 2}, f64) * 2 - 1).to(options.device);
   gd::Tensor uu = -gd::sin(xu.narrow(1, 0, 1) * std::numbers::pi);
   const gd::Tensor xf_points = xf.detach(), tf_points = tf.detach();  // Taylor mode needs no grad in x
   const gd::pinn::TaylorRequest request{.laplacian = false, .pure_dims = {0}, .pure_order = 2};
@@ -366,6 +380,7 @@ void pinn_burgers(const Options& options, bool taylor) {
         gd::Tensor loss = (net->forward(xu) - uu).pow(2).mean() + f.pow(2).mean();
         loss.backward();
         opt.step();
+        options.sync();
       },
       2, options.repeat > 0 ? options.repeat : 10);
   if (taylor)
@@ -384,8 +399,9 @@ void pinn_poisson5d(const Options& options, bool taylor) {
   const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
   const std::vector<int64_t> widths = pinn_widths(5, 64);
   gd::nn::Sequential net = pinn_mlp(widths);
+  net->to(options.device);
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
-  gd::Tensor x = gd::rand({8192, 5}, f64).requires_grad_();
+  gd::Tensor x = gd::rand({8192, 5}, f64).to(options.device).requires_grad_();
   gd::Tensor f = (std::numbers::pi * std::numbers::pi / 4) * gd::sin(x.detach() * (std::numbers::pi / 2)).sum({1}, true);
   const gd::Tensor x_points = x.detach();  // Taylor mode needs no grad in x
   Timing t = time_calls(
@@ -395,6 +411,7 @@ void pinn_poisson5d(const Options& options, bool taylor) {
                                 : gd::pinn::laplacian(net->forward(x), x);
         ((lap + f).pow(2)).mean().backward();
         opt.step();
+        options.sync();
       },
       2, options.repeat > 0 ? options.repeat : 10);
   if (taylor)
@@ -481,16 +498,17 @@ void lstm_packed_f32(const Options& options) {
 struct Workload {
   const char* name;
   std::function<void(const Options&)> run;
+  bool runs_on_cuda = false;  // its ops all have CUDA kernels
 };
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
-      {"pinn_burgers_f64", [](const Options& options) { pinn_burgers(options, false); }},
+      {"pinn_burgers_f64", [](const Options& options) { pinn_burgers(options, false); }, true},
       {"pinn_burgers_taylor_f64", [](const Options& options) { pinn_burgers(options, true); }},
-      {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }},
+      {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }, true},
       {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
       {"mlp_f32_50steps", mlp_f32_50steps},
-      {"op_overhead_5000", op_overhead_5000},
+      {"op_overhead_5000", op_overhead_5000, true},
       {"cnn_f32_20steps", cnn_f32_20steps},
       {"lstm_packed_f32", lstm_packed_f32},
       {"gemm", gemm},
@@ -519,7 +537,7 @@ std::vector<std::string> split_commas(const std::string& list) {
 }
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "gradiens-bench: %s\nusage: gradiens-bench [--threads N] [--only a,b] [--repeat K]\n",
+  std::fprintf(stderr, "gradiens-bench: %s\nusage: gradiens-bench [--threads N] [--only a,b] [--repeat K] [--device cpu|cuda]\n",
                message.c_str());
   std::exit(2);
 }
@@ -540,7 +558,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     if (arg == "--help" || arg == "-h") {
-      std::printf("usage: gradiens-bench [--threads N] [--only a,b] [--repeat K]\nworkloads:");
+      std::printf("usage: gradiens-bench [--threads N] [--only a,b] [--repeat K] [--device cpu|cuda]\nworkloads:");
       for (const Workload& w : workloads()) std::printf(" %s", w.name);
       std::printf("\n");
       return 0;
@@ -549,13 +567,20 @@ int main(int argc, char** argv) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (arg == "--threads" || arg == "--only" || arg == "--repeat") {
+    } else if (arg == "--threads" || arg == "--only" || arg == "--repeat" || arg == "--device") {
       if (i + 1 >= argc) usage_error(arg + " needs a value");
       value = argv[++i];
     }
     if (arg == "--threads") options.threads = parse_positive(arg, value);
     else if (arg == "--repeat") options.repeat = parse_positive(arg, value);
     else if (arg == "--only") only = split_commas(value);
+    else if (arg == "--device") {
+      try {
+        options.device = gd::Device(value);
+      } catch (const gd::Error& e) {
+        usage_error(e.what());
+      }
+    }
     else usage_error("unknown argument '" + arg + "'");
   }
   for (const std::string& name : only) {
@@ -568,8 +593,19 @@ int main(int argc, char** argv) {
   gd::kernels::cpu::set_num_threads(options.threads);
   gd::kernels::cpu::set_gemm_threads(options.threads);
 
+  if (options.device.is_cuda()) {
+    if (!gd::cuda::is_available()) usage_error("--device " + options.device.str() + ": no CUDA device is available");
+    device_fields = ", \"device\": \"" + options.device.str() + " (" + gd::cuda::get_device_name() + ")\"";
+  }
   for (const Workload& w : workloads()) {
     if (!only.empty() && std::find(only.begin(), only.end(), w.name) == only.end()) continue;
+    if (options.device.is_cuda() && !w.runs_on_cuda) {
+      if (!only.empty())
+        std::printf("{\"workload\": \"%s\", \"device\": \"%s\", \"skipped\": \"not all of its ops have CUDA kernels yet\"}\n",
+                    w.name, options.device.str().c_str());
+      continue;
+    }
+    if (options.device.is_cuda()) gd::cuda::reset_peak_memory_stats();
     w.run(options);
   }
   return 0;

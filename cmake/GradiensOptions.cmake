@@ -1,9 +1,9 @@
 # Warning and sanitizer flags shared by every gradiens target.
 add_library(gradiens_warnings INTERFACE)
-target_compile_options(gradiens_warnings INTERFACE -Wall -Wextra)
+target_compile_options(gradiens_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
 
 if(GRADIENS_SANITIZE)
   message(STATUS "gradiens: building with -fsanitize=${GRADIENS_SANITIZE}")
-  add_compile_options(-fsanitize=${GRADIENS_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${GRADIENS_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>)
   add_link_options(-fsanitize=${GRADIENS_SANITIZE})
 endif()

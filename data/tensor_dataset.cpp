@@ -54,7 +54,7 @@ std::vector<std::vector<size_t>> split_indices(const std::vector<size_t>& length
   size_t total = 0;
   for (size_t l : lengths) total += l;
   const Tensor perm = randperm(static_cast<int64_t>(total), generator);
-  const int64_t* p = perm.data_ptr<int64_t>();
+  const int64_t* p = perm.cpu_data_ptr<int64_t>();
   std::vector<std::vector<size_t>> out;
   size_t offset = 0;
   for (size_t l : lengths) {

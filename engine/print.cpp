@@ -251,7 +251,7 @@ std::string tensor_repr(const Tensor& tensor) {
   } else {
     if (t.dtype() != kFloat32 && t.dtype() != kInt64 && t.dtype() != kBool)
       suffixes.push_back(fmt::format("dtype={}", dtype_name(t.dtype())));
-    const View view{static_cast<const char*>(t.data_ptr()), t.dtype(), t.sizes(), t.strides()};
+    const View view{static_cast<const char*>(t.cpu_data_ptr()), t.dtype(), t.sizes(), t.strides()};
     const bool summarize = t.numel() > kThreshold;
     const Formatter formatter(view, summarize);
     body = tensor_string(view, indent, summarize, formatter);

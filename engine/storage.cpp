@@ -2,13 +2,21 @@
 #include "engine/storage.h"
 
 #include "engine/allocator.h"
+#include "kernels/cuda/runtime.h"
 #include "kernels/error.h"
 
 namespace gradiens {
 
 StorageImpl::StorageImpl(size_t bytes, Device device)
     : data_(nullptr), nbytes_(bytes), device_(device), owned_by_allocator_(true) {
-  GD_CHECK(device.is_cpu(), "gradiens was built without CUDA support: cannot allocate on " + device.str());
+  if (device.is_cuda()) {
+    GD_CHECK(kernels::cuda::is_built(), "gradiens was built without CUDA support: cannot allocate on " + device.str());
+    const int index = device.index() < 0 ? kernels::cuda::current_device() : device.index();
+    kernels::cuda::check_device_index(index);
+    device_ = Device(kCUDA, index);
+    data_ = kernels::cuda::device_malloc(bytes, index);
+    return;
+  }
   data_ = cpu_allocator::allocate(bytes);
 }
 
@@ -16,7 +24,8 @@ StorageImpl::StorageImpl(void* data, size_t bytes, Device device, std::function<
     : data_(data), nbytes_(bytes), device_(device), deleter_(std::move(deleter)), owned_by_allocator_(false) {}
 
 StorageImpl::~StorageImpl() {
-  if (owned_by_allocator_) cpu_allocator::deallocate(data_);
+  if (owned_by_allocator_ && device_.is_cuda()) kernels::cuda::device_free(data_, device_.index());
+  else if (owned_by_allocator_) cpu_allocator::deallocate(data_);
   else if (deleter_) deleter_(data_);
 }
 

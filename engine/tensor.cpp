@@ -62,10 +62,25 @@ T* Tensor::data_ptr() const {
   return static_cast<T*>(data_ptr());
 }
 
+void* Tensor::cpu_data_ptr() const {
+  GD_CHECK(device().is_cpu(),
+           fmt::format("this operation has no CUDA kernel yet and needs the tensor ({} on {}) in CPU memory: move "
+                       "its inputs with .cpu() first",
+                       toString(), device().str()));
+  return data_ptr();
+}
+
+template <class T>
+T* Tensor::cpu_data_ptr() const {
+  GD_CHECK(scalar_type_of<T>() == dtype(), fmt::format("data_ptr<{}>() called on a tensor of dtype {}",
+                                                        dtype_name(scalar_type_of<T>()), dtype_name(dtype())));
+  return static_cast<T*>(cpu_data_ptr());
+}
+
 template <class T>
 T Tensor::item() const {
   GD_CHECK(numel() == 1, fmt::format("a Tensor with {} elements cannot be converted to Scalar", numel()));
-  GD_CHECK(device().is_cpu(), "item(): only CPU tensors are supported in this build");
+  if (!device().is_cpu()) return to(Device(kCPU)).item<T>();  // waits for the device
   return dispatch_all(dtype(), "item", [&]<class S>() { return static_cast<T>(*static_cast<const S*>(data_ptr())); });
 }
 
@@ -77,6 +92,7 @@ Scalar Tensor::item() const {
 
 #define GRADIENS_INSTANTIATE_DATA_ACCESS(T) \
   template T* Tensor::data_ptr<T>() const;  \
+  template T* Tensor::cpu_data_ptr<T>() const;  \
   template T Tensor::item<T>() const;
 GRADIENS_INSTANTIATE_DATA_ACCESS(float)
 GRADIENS_INSTANTIATE_DATA_ACCESS(double)

@@ -106,10 +106,16 @@ class Tensor {
   const Storage& storage() const { return checked().storage; }
   std::string toString() const;  // "CPUDoubleType"-like short description: "DoubleTensor [3, 4]"
 
+  // The buffer's address on its device (a device pointer for a cuda tensor).
   void* data_ptr() const { return checked().data(); }
   // Typed pointer; throws if T does not match the dtype.
   template <class T>
   T* data_ptr() const;
+  // data_ptr() for code that reads or writes the buffer on the CPU: throws a
+  // gradiens::Error instead of handing out a device pointer.
+  void* cpu_data_ptr() const;
+  template <class T>
+  T* cpu_data_ptr() const;
   // The value of a one-element tensor, converted to T.
   template <class T>
   T item() const;
@@ -117,9 +123,12 @@ class Tensor {
 
   // ---- conversion and copies ----
   Tensor to(ScalarType dtype, bool copy = false) const;
-  Tensor to(Device device, bool copy = false) const;
+  // As in libtorch: non_blocking only orders a copy from pinned memory on the stream.
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& options, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda() const { return to(Device(kCUDA)); }
   // The tensor itself when it is already contiguous in `memory_format`, else a copy that is.
   Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
   // A copy; Preserve keeps the strides of a dense non-overlapping tensor (a

@@ -127,7 +127,7 @@ Tensor trunc_normal_(Tensor tensor, double mean, double std, double a, double b,
   // The inverse CDF is applied in float64 on a CPU copy, whatever the
   // tensor's dtype and device, then written back.
   Tensor work = tensor.to(TensorOptions().dtype(kFloat64).device(Device(kCPU)), /*copy=*/true).contiguous();
-  double* values = work.data_ptr<double>();
+  double* values = work.cpu_data_ptr<double>();
   const double scale = std * std::numbers::sqrt2;
   for (int64_t i = 0; i < work.numel(); ++i) values[i] = erfinv(values[i]) * scale + mean;
   tensor.copy_(work);

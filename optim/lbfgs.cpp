@@ -104,8 +104,8 @@ Num<T> py_min(Num<T> a, Num<T> b) {
 
 template <class T>
 T dot(const Tensor& a, const Tensor& b) {
-  const T* x = a.data_ptr<T>();
-  const T* y = b.data_ptr<T>();
+  const T* x = a.cpu_data_ptr<T>();
+  const T* y = b.cpu_data_ptr<T>();
   int64_t n = a.numel();
   double acc[4] = {0, 0, 0, 0};
   int64_t i = 0;
@@ -119,7 +119,7 @@ T dot(const Tensor& a, const Tensor& b) {
 
 template <class T>
 T sum_abs(const Tensor& a) {
-  const T* x = a.data_ptr<T>();
+  const T* x = a.cpu_data_ptr<T>();
   int64_t n = a.numel();
   double acc[4] = {0, 0, 0, 0};
   int64_t i = 0;
@@ -135,7 +135,7 @@ T sum_abs(const Tensor& a) {
 // a.mul(scale).abs().max().
 template <class T>
 T max_abs(const Tensor& a, T scale = T(1)) {
-  const T* x = a.data_ptr<T>();
+  const T* x = a.cpu_data_ptr<T>();
   int64_t n = a.numel();
   T m = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -149,8 +149,8 @@ T max_abs(const Tensor& a, T scale = T(1)) {
 // y += alpha * x
 template <class T>
 void axpy(T alpha, const Tensor& x, const Tensor& y) {
-  const T* xp = x.data_ptr<T>();
-  T* yp = y.data_ptr<T>();
+  const T* xp = x.cpu_data_ptr<T>();
+  T* yp = y.cpu_data_ptr<T>();
   int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) yp[i] = yp[i] + alpha * xp[i];
 }
@@ -158,8 +158,8 @@ void axpy(T alpha, const Tensor& x, const Tensor& y) {
 // out = scale * x
 template <class T>
 void scaled_copy(T scale, const Tensor& x, const Tensor& out) {
-  const T* xp = x.data_ptr<T>();
-  T* op = out.data_ptr<T>();
+  const T* xp = x.cpu_data_ptr<T>();
+  T* op = out.cpu_data_ptr<T>();
   int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) op[i] = xp[i] * scale;
 }
@@ -167,9 +167,9 @@ void scaled_copy(T scale, const Tensor& x, const Tensor& out) {
 // out = a - b
 template <class T>
 void difference(const Tensor& a, const Tensor& b, const Tensor& out) {
-  const T* ap = a.data_ptr<T>();
-  const T* bp = b.data_ptr<T>();
-  T* op = out.data_ptr<T>();
+  const T* ap = a.cpu_data_ptr<T>();
+  const T* bp = b.cpu_data_ptr<T>();
+  T* op = out.cpu_data_ptr<T>();
   int64_t n = a.numel();
   for (int64_t i = 0; i < n; ++i) op[i] = ap[i] - bp[i];
 }
@@ -541,7 +541,7 @@ void LBFGS::recycle(Tensor&& buffer) {
 // _gather_flat_grad: the gradients, concatenated (zeros for a parameter without one).
 template <class T>
 void LBFGS::gather_flat_grad(const Tensor& out) const {
-  T* flat = out.data_ptr<T>();
+  T* flat = out.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
@@ -549,7 +549,7 @@ void LBFGS::gather_flat_grad(const Tensor& out) const {
     if (!g.defined()) {
       std::fill(flat + offset, flat + offset + n, T(0));
     } else if (g.is_contiguous() && g.dtype() == p.dtype() && g.is_cpu()) {
-      if (n > 0) std::memcpy(flat + offset, g.data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
+      if (n > 0) std::memcpy(flat + offset, g.cpu_data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
     } else {
       out.narrow(0, offset, n).view(p.sizes()).copy_(g);
     }
@@ -561,12 +561,12 @@ void LBFGS::gather_flat_grad(const Tensor& out) const {
 template <class T>
 void LBFGS::add_grad(double step_size, const Tensor& update) const {
   const T alpha = static_cast<T>(step_size);
-  const T* u = update.data_ptr<T>();
+  const T* u = update.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
     if (p.is_contiguous()) {
-      T* data = p.data_ptr<T>();
+      T* data = p.cpu_data_ptr<T>();
       for (int64_t i = 0; i < n; ++i) data[i] = data[i] + alpha * u[offset + i];
       p.bump_version();
     } else {
@@ -580,12 +580,12 @@ void LBFGS::add_grad(double step_size, const Tensor& update) const {
 // _clone_param, into one flat vector.
 template <class T>
 void LBFGS::gather_params(const Tensor& out) const {
-  T* flat = out.data_ptr<T>();
+  T* flat = out.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
     if (p.is_contiguous()) {
-      if (n > 0) std::memcpy(flat + offset, p.data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
+      if (n > 0) std::memcpy(flat + offset, p.cpu_data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
     } else {
       out.narrow(0, offset, n).view(p.sizes()).copy_(p);
     }
@@ -596,12 +596,12 @@ void LBFGS::gather_params(const Tensor& out) const {
 // _set_param, from one flat vector.
 template <class T>
 void LBFGS::set_params(const Tensor& flat) const {
-  const T* src = flat.data_ptr<T>();
+  const T* src = flat.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
     if (p.is_contiguous()) {
-      if (n > 0) std::memcpy(p.data_ptr<T>(), src + offset, static_cast<size_t>(n) * sizeof(T));
+      if (n > 0) std::memcpy(p.cpu_data_ptr<T>(), src + offset, static_cast<size_t>(n) * sizeof(T));
       p.bump_version();
     } else {
       Tensor param = p;
@@ -769,7 +769,7 @@ Tensor LBFGS::step_impl(const LossClosure& closure, int64_t n) {
     if (!prev_flat_grad.defined() || prev_flat_grad.numel() != n) {
       prev_flat_grad = flat_grad.clone();
     } else {
-      std::memcpy(prev_flat_grad.data_ptr<T>(), flat_grad.data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
+      std::memcpy(prev_flat_grad.cpu_data_ptr<T>(), flat_grad.cpu_data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
     }
     prev_loss = loss;
 

@@ -78,7 +78,7 @@ void throw_json_error(const std::string& what, const std::string& key, const std
 
 nlohmann::json tensor_to_json(const Tensor& tensor) {
   Tensor t = tensor.to(Device(DeviceType::CPU)).contiguous();
-  const auto* bytes = static_cast<const unsigned char*>(t.numel() > 0 ? t.data_ptr() : nullptr);
+  const auto* bytes = static_cast<const unsigned char*>(t.numel() > 0 ? t.cpu_data_ptr() : nullptr);
   size_t n = static_cast<size_t>(t.numel()) * t.element_size();
   return {{"dtype", std::string(dtype_name(t.dtype()))},
           {"shape", t.sizes().vec()},
@@ -102,7 +102,7 @@ Tensor tensor_from_json(const nlohmann::json& j) {
            fmt::format("tensor_from_json: {} bytes of data for a {} tensor of shape {}", bytes.size(),
                        dtype_name(dtype), shape_to_string(shape)));
   Tensor t = empty(shape, dtype);
-  if (!bytes.empty()) std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(t.cpu_data_ptr(), bytes.data(), bytes.size());
   return t;
 }
 

@@ -64,7 +64,7 @@ Tensor Expression::evaluate(const Tensor& points) const {
   Tensor out = empty({n, 1}, TensorOptions().dtype(kFloat64));
   if (n == 0) return out;
   Parser& parser = *parser_;
-  const double* src = p.data_ptr<double>();
+  const double* src = p.cpu_data_ptr<double>();
   for (int64_t j = 0; j < d; ++j) {
     std::vector<double>& column = parser.columns[static_cast<size_t>(j)];
     column.resize(static_cast<size_t>(n));
@@ -72,7 +72,7 @@ Tensor Expression::evaluate(const Tensor& points) const {
   }
   try {
     for (size_t j = 0; j < variables_.size(); ++j) parser.parser.DefineVar(variables_[j], parser.columns[j].data());
-    parser.parser.Eval(out.data_ptr<double>(), static_cast<int>(n));
+    parser.parser.Eval(out.cpu_data_ptr<double>(), static_cast<int>(n));
   } catch (const mu::ParserError& e) {
     rethrow(e, text_, variables_);
   }

@@ -176,7 +176,7 @@ void Problem::load_state_dict(const std::map<std::string, Tensor>& state) {
   const Tensor w = find("weights").to(kFloat64).contiguous();
   GD_CHECK(w.dim() == 1 && w.size(0) == static_cast<int64_t>(terms_.size()),
            fmt::format("pinn::Problem: the saved state has {} weights for {} terms", w.numel(), terms_.size()));
-  weights_.set_values(std::vector<double>(w.data_ptr<double>(), w.data_ptr<double>() + w.numel()));
+  weights_.set_values(std::vector<double>(w.cpu_data_ptr<double>(), w.cpu_data_ptr<double>() + w.numel()));
   NoGradGuard no_grad;
   for (auto& [name, value] : parameters_) {
     const Tensor& saved = find("parameters/" + name);

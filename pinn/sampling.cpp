@@ -39,7 +39,7 @@ Tensor grid(int64_t n, int64_t d) {
   int64_t total = 1;
   for (int64_t i = 0; i < d; ++i) total *= k;
   Tensor points = empty({total, d}, kFloat64);
-  double* out = points.data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t row = 0; row < total; ++row) {
     int64_t rest = row;
     for (int64_t j = d - 1; j >= 0; --j) {
@@ -55,11 +55,11 @@ Tensor grid(int64_t n, int64_t d) {
 Tensor latin_hypercube(int64_t n, int64_t d, Generator& generator) {
   Tensor jitter = rand({n, d}, generator, TensorOptions().dtype(kFloat64));
   Tensor points = empty({n, d}, kFloat64);
-  double* out = points.data_ptr<double>();
-  const double* u = jitter.data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
+  const double* u = jitter.cpu_data_ptr<double>();
   for (int64_t j = 0; j < d; ++j) {
     Tensor order = randperm(n, generator);
-    const int64_t* stratum = order.data_ptr<int64_t>();
+    const int64_t* stratum = order.cpu_data_ptr<int64_t>();
     for (int64_t i = 0; i < n; ++i)
       out[i * d + j] = (static_cast<double>(stratum[i]) + u[i * d + j]) / static_cast<double>(n);
   }
@@ -68,7 +68,7 @@ Tensor latin_hypercube(int64_t n, int64_t d, Generator& generator) {
 
 Tensor halton(int64_t n, int64_t d, bool hammersley) {
   Tensor points = empty({n, d}, kFloat64);
-  double* out = points.data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     const auto index = static_cast<uint64_t>(i + 1);  // index 0 is the origin
     for (int64_t j = 0; j < d; ++j) {
@@ -83,7 +83,7 @@ Tensor sobol(int64_t n, int64_t d) {
   // Boost's engine skips the origin; its integers are 64-bit fractions.
   boost::random::sobol engine(static_cast<std::size_t>(d));
   Tensor points = empty({n, d}, kFloat64);
-  double* out = points.data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n * d; ++i) out[i] = std::ldexp(static_cast<double>(engine()), -64);
   return points;
 }

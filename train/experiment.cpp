@@ -64,7 +64,7 @@ Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype
   std::vector<Tensor> sequences;
   std::vector<int64_t> lengths;
   const Tensor order = indices.to(kInt64).contiguous();
-  const int64_t* index = order.data_ptr<int64_t>();
+  const int64_t* index = order.cpu_data_ptr<int64_t>();
   for (int64_t i = 0; i < batch.size; ++i) {
     const Tensor& sequence = split.sequences[static_cast<size_t>(index[i])];
     sequences.push_back(sequence.to(dtype));

@@ -141,7 +141,7 @@ data::DataLoaderOptions<> loader_options(const Experiment& experiment) {
     const int64_t classes = std::max<int64_t>(experiment.train.num_classes, 1);
     Tensor counts = zeros({classes}, kInt64).scatter_add(0, targets, ones_like(targets));
     Tensor weights = (1.0 / counts.to(kFloat64)).index_select(0, targets).contiguous();
-    std::vector<double> w(weights.data_ptr<double>(), weights.data_ptr<double>() + weights.numel());
+    std::vector<double> w(weights.cpu_data_ptr<double>(), weights.cpu_data_ptr<double>() + weights.numel());
     options.sampler(std::make_shared<data::WeightedRandomSampler>(w, static_cast<int64_t>(n), true, Generator(seed)));
   }
   return options;

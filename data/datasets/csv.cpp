@@ -194,8 +194,8 @@ CSVDataset::CSVDataset(const std::string& path, const CSVOptions& options) {
   const auto feature_count = static_cast<int64_t>(columns - 1);
   Tensor features = empty({rows, feature_count}, TensorOptions().dtype(kFloat64));
   Tensor targets = empty({rows}, TensorOptions().dtype(kFloat64));
-  double* feature_out = features.data_ptr<double>();
-  double* target_out = targets.data_ptr<double>();
+  double* feature_out = features.cpu_data_ptr<double>();
+  double* target_out = targets.cpu_data_ptr<double>();
   const int64_t first_line = records.front().front().line;
   for (size_t r = first_row; r < records.size(); ++r) {
     const Record& record = records[r];

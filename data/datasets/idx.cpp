@@ -267,7 +267,7 @@ Tensor read_idx_from_bytes(std::string_view bytes, std::string_view name) {
   // Narrow types are widened into int32: read them into a buffer first.
   const bool widen = element_size(type->dtype) != type->file_size;
   std::vector<uint8_t> narrow;
-  uint8_t* target = static_cast<uint8_t*>(result.data_ptr());
+  uint8_t* target = static_cast<uint8_t*>(result.cpu_data_ptr());
   if (widen) {
     narrow.resize(data_bytes);
     target = narrow.data();
@@ -278,7 +278,7 @@ Tensor read_idx_from_bytes(std::string_view bytes, std::string_view name) {
   source->expect_end(fmt::format("its IDX header and data ({} bytes)", 4 + dim_bytes.size() + data_bytes));
 
   if (widen) {
-    int32_t* out = result.data_ptr<int32_t>();
+    int32_t* out = result.cpu_data_ptr<int32_t>();
     if (type->file_size == 1) {
       for (uint64_t i = 0; i < numel; ++i) out[i] = static_cast<int8_t>(narrow[i]);
     } else {

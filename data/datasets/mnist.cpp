@@ -69,13 +69,13 @@ MNIST::MNIST(const std::string& root, bool train, std::string name, std::vector<
   std::array<float, 256> scaled;
   for (int v = 0; v < 256; ++v) scaled[v] = static_cast<float>(v) / 255.0f;
   images_ = empty({n, 1, images.size(1), images.size(2)}, TensorOptions().dtype(kFloat32));
-  const uint8_t* pixels = images.data_ptr<uint8_t>();
-  float* out = images_.data_ptr<float>();
+  const uint8_t* pixels = images.cpu_data_ptr<uint8_t>();
+  float* out = images_.cpu_data_ptr<float>();
   for (int64_t i = 0, count = images.numel(); i < count; ++i) out[i] = scaled[pixels[i]];
 
   targets_ = empty({n}, TensorOptions().dtype(kInt64));
-  const uint8_t* label = labels.data_ptr<uint8_t>();
-  int64_t* target = targets_.data_ptr<int64_t>();
+  const uint8_t* label = labels.cpu_data_ptr<uint8_t>();
+  int64_t* target = targets_.cpu_data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
     if (label[i] >= classes_.size())
       throw Error(fmt::format("{}: {}: label {} of sample {} is not a class index in [0, {})", name, labels_path,

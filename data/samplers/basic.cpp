@@ -15,7 +15,7 @@ namespace {
 
 std::vector<size_t> to_indices(const Tensor& t) {
   const Tensor c = t.contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
+  const int64_t* p = c.cpu_data_ptr<int64_t>();
   return std::vector<size_t>(p, p + c.numel());
 }
 

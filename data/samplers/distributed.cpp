@@ -25,7 +25,7 @@ std::vector<size_t> DistributedSampler::indices() {
   if (shuffle_) {
     Generator generator(seed_ + epoch_);
     const Tensor perm = randperm(static_cast<int64_t>(dataset_size_), generator);
-    const int64_t* p = perm.data_ptr<int64_t>();
+    const int64_t* p = perm.cpu_data_ptr<int64_t>();
     for (size_t i = 0; i < dataset_size_; ++i) order[i] = static_cast<size_t>(p[i]);
   } else {
     for (size_t i = 0; i < dataset_size_; ++i) order[i] = i;

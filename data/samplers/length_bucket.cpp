@@ -30,7 +30,7 @@ std::vector<std::vector<size_t>> LengthBucketSampler::indices() {
   std::vector<size_t> order(n);
   if (shuffle_) {
     const Tensor perm = randperm(static_cast<int64_t>(n), generator_);
-    const int64_t* p = perm.data_ptr<int64_t>();
+    const int64_t* p = perm.cpu_data_ptr<int64_t>();
     for (size_t i = 0; i < n; ++i) order[i] = static_cast<size_t>(p[i]);
   } else {
     for (size_t i = 0; i < n; ++i) order[i] = i;
@@ -52,7 +52,7 @@ std::vector<std::vector<size_t>> LengthBucketSampler::indices() {
   }
   if (shuffle_ && batches.size() > 1) {
     const Tensor perm = randperm(static_cast<int64_t>(batches.size()), generator_);
-    const int64_t* p = perm.data_ptr<int64_t>();
+    const int64_t* p = perm.cpu_data_ptr<int64_t>();
     std::vector<std::vector<size_t>> shuffled(batches.size());
     for (size_t i = 0; i < batches.size(); ++i) shuffled[i] = std::move(batches[static_cast<size_t>(p[i])]);
     batches = std::move(shuffled);

@@ -103,7 +103,7 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
           GD_CHECK(g.sizes() == diff_inputs[j].sizes(),
                    fmt::format("gradcheck: gradient of input {} has shape {} but the input has {}", diff_index[j],
                                shape_to_string(g.sizes()), shape_to_string(diff_inputs[j].sizes())));
-          const double* p = g.data_ptr<double>();
+          const double* p = g.cpu_data_ptr<double>();
           int64_t n_in = diff_inputs[j].numel();
           for (int64_t m = 0; m < n_in; ++m) analytic[j][static_cast<size_t>(k * n_in + m)] = p[m];
         }
@@ -121,15 +121,15 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
           offset += (rem % x.sizes()[d]) * x.strides()[d];
           rem /= x.sizes()[d];
         }
-        double* elem = static_cast<double*>(flat.data_ptr()) + offset;
+        double* elem = static_cast<double*>(flat.cpu_data_ptr()) + offset;
         double original = *elem;
         *elem = original + options.eps;
         std::vector<Tensor> plus = evaluate(fn, inputs);
         *elem = original - options.eps;
         std::vector<Tensor> minus = evaluate(fn, inputs);
         *elem = original;
-        const double* pp = plus[o].data_ptr<double>();
-        const double* pm = minus[o].data_ptr<double>();
+        const double* pp = plus[o].cpu_data_ptr<double>();
+        const double* pm = minus[o].cpu_data_ptr<double>();
         Tensor column;
         if (options.check_forward_ad) column = forward_column(fn, inputs, diff_index[j], m)[o];
         for (int64_t k = 0; k < n_out; ++k) {
@@ -141,7 +141,7 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
                         fmt::format("Jacobian mismatch for output {} with respect to input {},\nnumerical:{}\n"
                                     "analytical:{}\n(at output element {}, input element {})",
                                     o, diff_index[j], numerical, a, k, m));
-          double f = options.check_forward_ad ? column.data_ptr<double>()[k] : numerical;
+          double f = options.check_forward_ad ? column.cpu_data_ptr<double>()[k] : numerical;
           if (!close(f))
             return fail(options,
                         fmt::format("Jacobian computed with forward mode mismatch for output {} with respect to input "
@@ -161,7 +161,7 @@ bool gradgradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, 
   std::vector<Tensor> grad_outputs;
   for (size_t o = 0; o < outputs.size(); ++o) {
     Tensor g = empty(outputs[o].sizes(), TensorOptions().dtype(kFloat64));
-    double* p = g.data_ptr<double>();
+    double* p = g.cpu_data_ptr<double>();
     for (int64_t k = 0; k < g.numel(); ++k) p[k] = 0.5 + 0.37 * static_cast<double>((k * 7 + o * 3) % 11) / 11.0;
     grad_outputs.push_back(g);
   }

@@ -466,10 +466,10 @@ SafetensorsFile read_safetensors(uint64_t size, ReadAt&& read_at) {
   out.metadata = std::move(header.metadata);
   for (const Entry& e : header.entries) {
     Tensor t = empty(e.shape, e.dtype);
-    if (e.nbytes > 0) read_at(data_start + e.offsets[0], t.data_ptr(), e.nbytes);
+    if (e.nbytes > 0) read_at(data_start + e.offsets[0], t.cpu_data_ptr(), e.nbytes);
     if (e.dtype == kBool) {
       // Any other byte would be a bool with no valid value in C++.
-      const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+      const auto* bytes = static_cast<const unsigned char*>(t.cpu_data_ptr());
       for (uint64_t i = 0; i < e.nbytes; ++i) {
         if (bytes[i] > 1)
           fail(fmt::format("tensor {}: BOOL element {} is the byte {:#04x}; a BOOL must be 0 or 1", shown_name(e.name), i,
@@ -626,7 +626,7 @@ void save(const std::map<std::string, Tensor>& tensors, const std::string& path,
   for (const PlannedTensor& p : plan.tensors) {
     if (p.nbytes == 0) continue;
     Tensor dense = dense_cpu(*p.tensor);
-    file.write(dense.data_ptr(), p.nbytes);
+    file.write(dense.cpu_data_ptr(), p.nbytes);
   }
   file.commit();
 }
@@ -638,7 +638,7 @@ std::string save_to_bytes(const std::map<std::string, Tensor>& tensors,
   for (const PlannedTensor& p : plan.tensors) {
     if (p.nbytes == 0) continue;
     Tensor dense = dense_cpu(*p.tensor);
-    out.append(static_cast<const char*>(dense.data_ptr()), p.nbytes);
+    out.append(static_cast<const char*>(dense.cpu_data_ptr()), p.nbytes);
   }
   return out;
 }

@@ -221,7 +221,7 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
     if (!idx.defined()) continue;
     const int64_t size = view.sizes()[d], stride = view.strides()[d];
     DimVector idx_strides = broadcast_strides(idx, b);
-    ElementwiseIterator iter(b, {Operand{plan.offsets.data_ptr(), 8, b_strides}, Operand{idx.data_ptr(), 8, idx_strides}});
+    ElementwiseIterator iter(b, {Operand{plan.offsets.cpu_data_ptr(), 8, b_strides}, Operand{idx.cpu_data_ptr(), 8, idx_strides}});
     BadIndex bad;
     iter.for_each([&](char** p, const int64_t* st, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
@@ -245,9 +245,9 @@ Tensor index_kernel(const IndexPlan& plan) {
   Tensor out = empty(plan.result_shape, plan.view.options());
   const int64_t esize = static_cast<int64_t>(out.element_size());
   DimVector out_strides = contiguous_strides(plan.result_shape);
-  ElementwiseIterator iter(plan.result_shape, {Operand{out.data_ptr(), esize, out_strides},
-                                               Operand{plan.view.data_ptr(), esize, plan.view_strides},
-                                               Operand{plan.offsets.data_ptr(), 8, plan.offset_strides}});
+  ElementwiseIterator iter(plan.result_shape, {Operand{out.cpu_data_ptr(), esize, out_strides},
+                                               Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
+                                               Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
   dispatch_all(out.dtype(), "index", [&]<class T>() {
     iter.for_each([&](char** p, const int64_t* st, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
@@ -284,9 +284,9 @@ void index_put_kernel(const Tensor& target, const std::vector<TensorIndex>& indi
   Tensor values = values_in.storage() == target.storage() ? copy_of(values_in) : values_in;
   const int64_t esize = static_cast<int64_t>(target.element_size());
   DimVector value_strides = broadcast_strides(values, r);
-  ElementwiseIterator iter(r, {Operand{plan.view.data_ptr(), esize, plan.view_strides},
-                               Operand{values.data_ptr(), esize, value_strides},
-                               Operand{plan.offsets.data_ptr(), 8, plan.offset_strides}});
+  ElementwiseIterator iter(r, {Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
+                               Operand{values.cpu_data_ptr(), esize, value_strides},
+                               Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
   dispatch_all(target.dtype(), "index_put_", [&]<class T>() {
     iter.for_each(
         [&](char** p, const int64_t* st, int64_t n) {
@@ -363,8 +363,8 @@ Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, cons
   DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
   const int64_t esize = static_cast<int64_t>(self.element_size());
   const int64_t dim_stride = o.strides[dim];
-  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
-                                     Operand{src.data_ptr(), esize, src_strides}});
+  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
+                                     Operand{src.cpu_data_ptr(), esize, src_strides}});
   BadIndex bad;
   dispatch_all(self.dtype(), "scatter", [&]<class T>() {
     for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* value) {
@@ -431,13 +431,13 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
 // an index is out of range: the general path then reports it.
 bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
   const Tensor indices = index.to(kInt64).contiguous();
-  const int64_t* k = indices.data_ptr<int64_t>();
+  const int64_t* k = indices.cpu_data_ptr<int64_t>();
   const int64_t rows = self.size(0), count = indices.numel();
   for (int64_t i = 0; i < count; ++i)
     if (k[i] < 0 || k[i] >= rows) return false;
   const auto row_bytes = static_cast<size_t>(self.numel() / rows) * self.element_size();
-  const char* src = static_cast<const char*>(self.data_ptr());
-  char* dst = static_cast<char*>(out.data_ptr());
+  const char* src = static_cast<const char*>(self.cpu_data_ptr());
+  char* dst = static_cast<char*>(out.cpu_data_ptr());
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * row_bytes, src + k[i] * row_bytes, row_bytes);
   return true;
 }
@@ -465,8 +465,8 @@ struct IndexSelect {
     self_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, shape.size());
     const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = s.strides[dim];
-    ElementwiseIterator iter(shape, {Operand{self.data_ptr(), esize, self_strides}, Operand{idx.index.data_ptr(), 8, idx.strides},
-                                     Operand{out.data_ptr(), esize, contiguous_strides(shape)}});
+    ElementwiseIterator iter(shape, {Operand{self.cpu_data_ptr(), esize, self_strides}, Operand{idx.index.cpu_data_ptr(), 8, idx.strides},
+                                     Operand{out.cpu_data_ptr(), esize, contiguous_strides(shape)}});
     BadIndex bad;
     dispatch_all(self.dtype(), "index_select", [&]<class T>() {
       for_each_index(iter, s.sizes[dim], bad, kernels::cpu::kElementwiseGrainSize, [&](char* row, int64_t k, char* dst) {
@@ -517,8 +517,8 @@ struct IndexAdd {
     out_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, r.sizes.size());
     const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = o.strides[dim];
-    ElementwiseIterator iter(r.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{idx.index.data_ptr(), 8, idx.strides},
-                                       Operand{source.data_ptr(), esize, r.strides}});
+    ElementwiseIterator iter(r.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{idx.index.cpu_data_ptr(), 8, idx.strides},
+                                       Operand{source.cpu_data_ptr(), esize, r.strides}});
     BadIndex bad;
     dispatch_numeric_and_reduced(self.dtype(), "index_add_", [&]<class T>() {
       const opmath_t<T> a = alpha.to<opmath_t<T>>();
@@ -557,15 +557,15 @@ Tensor nonzero(const Tensor& x) {
   const int64_t n = c.numel(), ndim = c.dim();
   int64_t count = 0;
   dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.data_ptr<T>();
+    const T* p = c.cpu_data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
   });
   Tensor out = empty({count, ndim}, TensorOptions().dtype(kInt64).device(x.device()));
   if (count == 0 || ndim == 0) return out;
-  int64_t* dst = out.data_ptr<int64_t>();
+  int64_t* dst = out.cpu_data_ptr<int64_t>();
   IntArrayRef sizes = c.sizes();
   dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.data_ptr<T>();
+    const T* p = c.cpu_data_ptr<T>();
     DimVector pos(static_cast<size_t>(ndim), 0);  // the multi-index of element i
     for (int64_t i = 0; i < n; ++i) {
       if (p[i] != T(0))

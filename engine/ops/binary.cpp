@@ -7,6 +7,7 @@
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cpu/parallel.h"
@@ -52,10 +53,16 @@ template <class F>
 Tensor binary_arith(const Tensor& a, const Tensor& b, std::string_view op, F f, const Tensor& inplace_out = {}) {
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, dt, op, inplace_out);
+  if (ops.out.device().is_cuda()) {
+    double alpha = 1;
+    if constexpr (requires { f.alpha; }) alpha = f.alpha.to_double();
+    cuda_seam::binary(F::cuda, ops.out, ops.a, ops.b, alpha);
+    return ops.out;
+  }
   if (auto kind = vector_arith<F>(f); kind && same_dense_operands(ops)) {
     dispatch_floating(ops.out.dtype(), op, [&]<class T>() {
-      const T *ap = ops.a.data_ptr<T>(), *bp = ops.b.data_ptr<T>();
-      T* out = ops.out.data_ptr<T>();
+      const T *ap = ops.a.cpu_data_ptr<T>(), *bp = ops.b.cpu_data_ptr<T>();
+      T* out = ops.out.cpu_data_ptr<T>();
       kernels::cpu::parallel_for(0, ops.out.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
         kernels::cpu::arith(*kind, ap + lo, bp + lo, out + lo, hi - lo);
       });
@@ -88,6 +95,18 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
   ScalarType dt = inplace_out.defined() ? inplace_out.dtype() : result_type(a, s, op);
   Tensor ac = a.dtype() == dt ? a : a.to(dt);
   Tensor out = inplace_out.defined() ? inplace_out : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()));
+  if (out.device().is_cuda()) {
+    double alpha = 1;
+    if constexpr (requires { f.alpha; }) alpha = f.alpha.to_double();
+    if constexpr (requires { F::squares; }) {
+      cuda_seam::binary(F::cuda, out, ac, ac);
+    } else {
+      Tensor sv = cuda_seam::scalar_on(out.device(), s, dt);
+      if constexpr (requires { F::reversed; }) cuda_seam::binary(F::cuda, out, sv, ac, alpha);
+      else cuda_seam::binary(F::cuda, out, ac, sv, alpha);
+    }
+    return out;
+  }
   if constexpr (requires { F::logical(true, true); }) {
     if (dt == kBool) {  // as in binary_arith
       bool v = s.to<bool>();
@@ -102,7 +121,7 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
     A v = s.to<A>();
     auto kernel = f.template operator()<A>();
     if (ac.numel() == 1 && out.numel() == 1) {  // the per-op overhead path
-      *out.data_ptr<T>() = kernel(A(*ac.data_ptr<T>()), v);
+      *out.cpu_data_ptr<T>() = kernel(A(*ac.cpu_data_ptr<T>()), v);
       return;
     }
     auto iter = make_iterator(out, {ac});
@@ -112,18 +131,18 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
 }
 
 // Kernel factories: each returns the typed scalar function for T.
-struct AddFn { Scalar alpha; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x + al * y; }; } };
-struct SubFn { Scalar alpha; template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x - al * y; }; } };
-struct MulFn { static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return x * y; }; } };
-struct DivFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return x / y; }; } };
-struct PowFn { template <class T> auto operator()() const { return [](T x, T y) -> T { return static_cast<T>(std::pow(x, y)); }; } };
-struct MaxFn { static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); }; } };
-struct MinFn { static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); }; } };
-struct RSubFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return s - x; }; } };
-struct RDivFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return s / x; }; } };
+struct AddFn { Scalar alpha; static constexpr auto cuda = kernels::cuda::Binary::Add; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x + al * y; }; } };
+struct SubFn { Scalar alpha; static constexpr auto cuda = kernels::cuda::Binary::Sub; template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x - al * y; }; } };
+struct MulFn { static constexpr auto cuda = kernels::cuda::Binary::Mul; static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return x * y; }; } };
+struct DivFn { static constexpr auto cuda = kernels::cuda::Binary::Div; template <class T> auto operator()() const { return [](T x, T y) -> T { return x / y; }; } };
+struct PowFn { static constexpr auto cuda = kernels::cuda::Binary::Pow; template <class T> auto operator()() const { return [](T x, T y) -> T { return static_cast<T>(std::pow(x, y)); }; } };
+struct MaxFn { static constexpr auto cuda = kernels::cuda::Binary::Maximum; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); }; } };
+struct MinFn { static constexpr auto cuda = kernels::cuda::Binary::Minimum; static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); }; } };
+struct RSubFn { static constexpr auto cuda = kernels::cuda::Binary::Sub; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return s - x; }; } };
+struct RDivFn { static constexpr auto cuda = kernels::cuda::Binary::Div; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return s / x; }; } };
 // x ^ 2 as one multiply, which vectorizes (std::pow per element costs ~80x more).
-struct SquareFn { template <class T> auto operator()() const { return [](T x, T) -> T { return x * x; }; } };
-struct RPowFn { template <class T> auto operator()() const { return [](T x, T s) -> T { return static_cast<T>(std::pow(s, x)); }; } };
+struct SquareFn { static constexpr auto cuda = kernels::cuda::Binary::Mul; static constexpr bool squares = true; template <class T> auto operator()() const { return [](T x, T) -> T { return x * x; }; } };
+struct RPowFn { static constexpr auto cuda = kernels::cuda::Binary::Pow; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return static_cast<T>(std::pow(s, x)); }; } };
 
 // Integer division follows PyTorch's true division: both operands become floats.
 Tensor true_divide_operand(const Tensor& t) { return is_floating_point(t.dtype()) ? t : t.to(kFloat32); }

@@ -6,6 +6,7 @@
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 
@@ -19,6 +20,21 @@ template <class Cmp>
 Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, Cmp cmp) {
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, kBool, op);
+  if (ops.out.device().is_cuda()) {
+    if constexpr (requires { Cmp::cuda; }) {
+      if (ops.out.numel() == 0) return ops.out;
+      auto on_device = [&](const Tensor& t) {
+        return t.device().is_cuda() ? t : cuda_seam::scalar_on(ops.out.device(), t.item(), t.dtype());
+      };
+      IntArrayRef shape = ops.out.sizes();
+      kernels::cuda::compare(Cmp::cuda, dt, cuda_seam::strided(ops.out, shape), cuda_seam::strided(on_device(ops.a), shape),
+                             cuda_seam::strided(on_device(ops.b), shape), cuda_seam::shape_of(shape),
+                             cuda_seam::stream_of(ops.out));
+      return ops.out;
+    } else {
+      GD_CHECK(false, fmt::format("{}: not implemented for CUDA tensors yet", op));
+    }
+  }
   auto iter = make_iterator(ops.out, {ops.a, ops.b});
   dispatch_all(dt, op, [&]<class T>() { elementwise_kernel<bool, T, T>(iter, [&](T x, T y) { return cmp(x, y); }); });
   return ops.out;
@@ -29,12 +45,12 @@ Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, Cmp cmp) {
   return compare(a, scalar_to_tensor(s, result_type(a, s, op)), op, cmp);
 }
 
-struct Eq { template <class T> bool operator()(T x, T y) const { return x == y; } };
-struct Ne { template <class T> bool operator()(T x, T y) const { return x != y; } };
-struct Lt { template <class T> bool operator()(T x, T y) const { return x < y; } };
-struct Le { template <class T> bool operator()(T x, T y) const { return x <= y; } };
-struct Gt { template <class T> bool operator()(T x, T y) const { return x > y; } };
-struct Ge { template <class T> bool operator()(T x, T y) const { return x >= y; } };
+struct Eq { static constexpr auto cuda = kernels::cuda::Compare::Eq; template <class T> bool operator()(T x, T y) const { return x == y; } };
+struct Ne { static constexpr auto cuda = kernels::cuda::Compare::Ne; template <class T> bool operator()(T x, T y) const { return x != y; } };
+struct Lt { static constexpr auto cuda = kernels::cuda::Compare::Lt; template <class T> bool operator()(T x, T y) const { return x < y; } };
+struct Le { static constexpr auto cuda = kernels::cuda::Compare::Le; template <class T> bool operator()(T x, T y) const { return x <= y; } };
+struct Gt { static constexpr auto cuda = kernels::cuda::Compare::Gt; template <class T> bool operator()(T x, T y) const { return x > y; } };
+struct Ge { static constexpr auto cuda = kernels::cuda::Compare::Ge; template <class T> bool operator()(T x, T y) const { return x >= y; } };
 struct And { template <class T> bool operator()(T x, T y) const { return x && y; } };
 struct Or { template <class T> bool operator()(T x, T y) const { return x || y; } };
 struct Xor { template <class T> bool operator()(T x, T y) const { return bool(x) != bool(y); } };
@@ -56,8 +72,23 @@ struct Where {
     ctx.extra = {condition};
     ScalarType dt = result_type(a, b, "where");
     DimVector shape = broadcast_shapes(condition.sizes(), broadcast_shapes(a.sizes(), b.sizes()));
-    Tensor out = empty(shape, TensorOptions().dtype(dt).device(a.device()));
+    const Tensor* on_device = &a;  // the operand whose device the result takes
+    for (const Tensor* t : {&condition, &a, &b})
+      if (t->device().is_cuda() && !on_device->device().is_cuda()) on_device = t;
+    for (const Tensor* t : {&condition, &a, &b}) common_device(*on_device, *t, "where");
+    const Device device = on_device->device();
+    Tensor out = empty(shape, TensorOptions().dtype(dt).device(device));
     Tensor ac = a.to(dt), bc = b.to(dt);
+    if (device.is_cuda()) {
+      if (out.numel() == 0) return out;
+      auto to_device = [&](const Tensor& t) {
+        return t.device().is_cuda() ? t : cuda_seam::scalar_on(device, t.item(), t.dtype());
+      };
+      kernels::cuda::where(dt, cuda_seam::strided(out, shape), cuda_seam::strided(to_device(condition), shape),
+                           cuda_seam::strided(to_device(ac), shape), cuda_seam::strided(to_device(bc), shape),
+                           cuda_seam::shape_of(shape), cuda_seam::stream_of(out));
+      return out;
+    }
     auto iter = make_iterator(out, {condition, ac, bc});
     dispatch_all(dt, "where", [&]<class T>() {
       elementwise_kernel<T, bool, T, T>(iter, [](bool c, T x, T y) { return c ? x : y; });

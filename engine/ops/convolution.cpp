@@ -128,8 +128,8 @@ struct Conv2dOp {
     const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
     Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(p.memory_format));
     dispatch_floating(x.dtype(), "conv2d", [&]<class T>() {
-      kernels::cpu::conv2d_forward(g, x.data_ptr<T>(), w.data_ptr<T>(), b.defined() ? b.data_ptr<T>() : nullptr,
-                                   out.data_ptr<T>());
+      kernels::cpu::conv2d_forward(g, x.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), b.defined() ? b.cpu_data_ptr<T>() : nullptr,
+                                   out.cpu_data_ptr<T>());
     });
     ctx.save_for_backward(input, weight);
     ctx.ints = conv_ints(p);
@@ -160,7 +160,7 @@ struct Conv2dBackwardInputOp {
     const kernels::cpu::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_input", [&]<class T>() {
-      kernels::cpu::conv2d_backward_input(g, gy.data_ptr<T>(), w.data_ptr<T>(), grad_input.data_ptr<T>());
+      kernels::cpu::conv2d_backward_input(g, gy.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>());
     });
     ctx.save_for_backward(grad_output, weight);
     ctx.ints = conv_ints(p);
@@ -185,7 +185,7 @@ struct Conv2dBackwardWeightOp {
     const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
     Tensor grad_weight = empty(weight_size, gy.options().memory_format(weight_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_weight", [&]<class T>() {
-      kernels::cpu::conv2d_backward_weight(g, gy.data_ptr<T>(), x.data_ptr<T>(), grad_weight.data_ptr<T>());
+      kernels::cpu::conv2d_backward_weight(g, gy.cpu_data_ptr<T>(), x.cpu_data_ptr<T>(), grad_weight.cpu_data_ptr<T>());
     });
     ctx.save_for_backward(grad_output, input);
     ctx.ints = conv_ints(p);
@@ -315,7 +315,7 @@ struct AvgPool2dBackwardOp {
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
     dispatch_floating(gy.dtype(), "avg_pool2d_backward", [&]<class T>() {
-      kernels::cpu::avg_pool2d_backward(g, gy.data_ptr<T>(), grad_input.data_ptr<T>(), count_include_pad);
+      kernels::cpu::avg_pool2d_backward(g, gy.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>(), count_include_pad);
     });
     ctx.shape = gy.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
@@ -334,7 +334,7 @@ struct AvgPool2dOp {
     Tensor out = empty(output_size, x.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
     dispatch_floating(x.dtype(), "avg_pool2d", [&]<class T>() {
-      kernels::cpu::avg_pool2d_forward(g, x.data_ptr<T>(), out.data_ptr<T>(), count_include_pad);
+      kernels::cpu::avg_pool2d_forward(g, x.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), count_include_pad);
     });
     ctx.shape = x.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
@@ -352,7 +352,7 @@ Tensor avg_pool_4d(const Tensor& input, const DimVector& output_size, const Pool
 // [out, in] matrix whose row i averages in[floor(i in / out) .. ceil((i + 1) in / out)).
 Tensor adaptive_average_matrix(int64_t out, int64_t in, const TensorOptions& options) {
   Tensor m = zeros({out, in}, TensorOptions().dtype(kFloat64));
-  double* p = m.data_ptr<double>();
+  double* p = m.cpu_data_ptr<double>();
   for (int64_t i = 0; i < out; ++i) {
     const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
     for (int64_t j = start; j < end; ++j) p[i * in + j] = 1.0 / static_cast<double>(end - start);
@@ -442,7 +442,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
     values = empty(output_size, x.options().memory_format(p.memory_format));
     const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
     dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
-      kernels::cpu::max_pool2d_forward(g, x.data_ptr<T>(), values.data_ptr<T>(), indices.data_ptr<int64_t>());
+      kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>());
     });
   }
   // Differentiable through gather: the backward is a scatter_add of the gradient at

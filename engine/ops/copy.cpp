@@ -5,6 +5,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cpu/parallel.h"
@@ -23,8 +24,8 @@ bool convert_dense(const Tensor& dst, const Tensor& src) {
   dispatch_floating_and_reduced(narrowing ? dst.dtype() : src.dtype(), "copy_", [&]<class T>() {
     if constexpr (is_reduced_floating_point_v<T>) {
       kernels::cpu::parallel_for(0, dst.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
-        if (narrowing) kernels::cpu::convert(src.data_ptr<float>() + b, dst.data_ptr<T>() + b, e - b);
-        else kernels::cpu::convert(src.data_ptr<T>() + b, dst.data_ptr<float>() + b, e - b);
+        if (narrowing) kernels::cpu::convert(src.cpu_data_ptr<float>() + b, dst.cpu_data_ptr<T>() + b, e - b);
+        else kernels::cpu::convert(src.cpu_data_ptr<T>() + b, dst.cpu_data_ptr<float>() + b, e - b);
       });
     }
   });
@@ -32,13 +33,19 @@ bool convert_dense(const Tensor& dst, const Tensor& src) {
 }
 }  // namespace
 
-void copy_data(const Tensor& dst, const Tensor& src_in) {
-  check_same_device(dst, src_in, "copy_");
+void copy_data(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   DimVector shape = broadcast_shapes(dst.sizes(), src_in.sizes());
   GD_CHECK(IntArrayRef(shape) == dst.sizes(),
            fmt::format("output with shape {} doesn't match the broadcast shape {}", shape_to_string(dst.sizes()),
                        shape_to_string(shape)));
   check_no_internal_overlap(dst);
+  if (dst.device().is_cuda() || src_in.device().is_cuda()) {
+    if (dst.device() == src_in.device()) cuda_seam::copy(dst, copy_if_overlapping(src_in, dst));
+    else if (dst.device().is_cuda() && src_in.device().is_cpu() && src_in.numel() == 1)
+      cuda_seam::fill(dst, src_in.item());  // a scalar: filled on the device, no transfer
+    else cuda_seam::copy_across_devices(dst, src_in, non_blocking);
+    return;
+  }
   Tensor src = copy_if_overlapping(src_in, dst);
   if (convert_dense(dst, src)) return;
   auto iter = make_iterator(dst, {src});
@@ -124,6 +131,21 @@ struct ToDtype {
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, ScalarType dtype) { return t[0].to(dtype); }
 };
 
+// A copy on another device; the gradient goes back to the source's device.
+struct ToDevice {
+  static constexpr std::string_view name = "ToCopyBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, Device device, bool non_blocking) {
+    ctx.device = x.device();
+    Tensor out = empty(x.sizes(), TensorOptions().dtype(x.dtype()).device(device));
+    copy_data(out, x, non_blocking);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {g.to(ctx.device)}; }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, Device device, bool non_blocking) {
+    return t[0].to(device, non_blocking);
+  }
+};
+
 // The copy's layout follows empty_like (Preserve keeps a dense input's strides);
 // the gradient passes through in whatever layout it arrives.
 struct Clone {
@@ -170,13 +192,19 @@ Tensor Tensor::to(ScalarType dtype, bool copy) const {
   return apply<ToDtype>(*this, dtype);
 }
 
-Tensor Tensor::to(Device device, bool copy) const {
-  GD_CHECK(device.is_cpu(), "gradiens was built without CUDA support: cannot move a tensor to " + device.str());
-  return copy ? clone() : *this;
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+  if (device.is_cuda() && device.index() < 0) device = Device(kCUDA, kernels::cuda::current_device());
+  if (device == this->device()) return copy ? clone() : *this;
+  return apply<ToDevice>(*this, device, non_blocking);
+}
+
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
+  Tensor t = to(device, non_blocking, copy);
+  return t.to(dtype, copy && t.impl() == impl());
 }
 
 Tensor Tensor::to(const TensorOptions& options, bool copy) const {
-  Tensor t = options.has_device() ? to(options.device(), copy) : *this;
+  Tensor t = options.has_device() ? to(options.device(), false, copy) : *this;
   if (options.has_dtype()) t = t.to(options.dtype(), copy && !options.has_device());
   return t;
 }
@@ -198,6 +226,11 @@ Tensor& Tensor::fill_(Scalar value) {
   // As in PyTorch, a filled non-leaf keeps requiring grad; its gradient to the old history is zero.
   if (check_inplace(*this, {}, "fill_")) return commit_inplace(*this, apply<Fill>(*this, value), true);
   check_no_internal_overlap(*this);
+  if (device().is_cuda()) {
+    cuda_seam::fill(*this, value);
+    bump_version();
+    return *this;
+  }
   dispatch_all(dtype(), "fill_", [&]<class T>() {
     T v = value.to<T>();
     auto iter = make_iterator(*this, {});

@@ -57,7 +57,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   {
     NoGradGuard no_grad;
     Tensor ids = flat.to(kInt64).contiguous();
-    const int64_t* p = ids.data_ptr<int64_t>();
+    const int64_t* p = ids.cpu_data_ptr<int64_t>();
     for (int64_t i = 0; i < ids.numel(); ++i) {
       GD_CHECK(p[i] >= 0 && p[i] < rows, "index out of range in self");
       has_padding = has_padding || p[i] == padding_idx;

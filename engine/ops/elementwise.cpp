@@ -80,20 +80,31 @@ ScalarType result_type(const Tensor& a, const Scalar& b, std::string_view) {
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, std::string_view op) {
+  (void)op;
   GD_CHECK(a.device() == b.device(),
-           fmt::format("{}: expected all tensors to be on the same device, but found at least two devices, {} and {}!",
-                       op, a.device().str(), b.device().str()));
+           fmt::format("Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                       a.device().str(), b.device().str()));
+}
+
+Device common_device(const Tensor& a, const Tensor& b, std::string_view op) {
+  // As in PyTorch, a 0-dim CPU tensor is a scalar that may meet a tensor on any device.
+  if (a.device() != b.device()) {
+    if (a.dim() == 0 && a.device().is_cpu()) return b.device();
+    if (b.dim() == 0 && b.device().is_cpu()) return a.device();
+  }
+  check_same_device(a, b, op);
+  return a.device();
 }
 
 kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs) {
   IntArrayRef shape = out.sizes();
   DimVector strides[kernels::cpu::ElementwiseIterator::kMaxOperands];
   kernels::cpu::Operand ops[kernels::cpu::ElementwiseIterator::kMaxOperands];
-  ops[0] = {out.data_ptr(), static_cast<int64_t>(out.element_size()), out.strides()};
+  ops[0] = {out.cpu_data_ptr(), static_cast<int64_t>(out.element_size()), out.strides()};
   int k = 1;
   for (const Tensor& t : inputs) {
     strides[k] = broadcast_strides(t, shape);
-    ops[k] = {t.data_ptr(), static_cast<int64_t>(t.element_size()), strides[k]};
+    ops[k] = {t.cpu_data_ptr(), static_cast<int64_t>(t.element_size()), strides[k]};
     ++k;
   }
   switch (k) {
@@ -106,7 +117,7 @@ kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initiali
 
 Tensor scalar_to_tensor(const Scalar& value, ScalarType dtype) {
   Tensor t = empty({}, TensorOptions().dtype(dtype));
-  dispatch_all(dtype, "scalar_to_tensor", [&]<class T>() { *t.data_ptr<T>() = value.to<T>(); });
+  dispatch_all(dtype, "scalar_to_tensor", [&]<class T>() { *t.cpu_data_ptr<T>() = value.to<T>(); });
   return t;
 }
 
@@ -137,7 +148,7 @@ Tensor copy_if_overlapping(const Tensor& input, const Tensor& out) {
 
 BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
                               std::string_view op, const Tensor& inplace_out) {
-  check_same_device(a, b, op);
+  const Device device = common_device(a, b, op);
   BinaryOperands ops;
   if (inplace_out.defined()) {
     check_inplace_output(inplace_out, broadcast_shapes(a.sizes(), b.sizes()), out_dtype, op);
@@ -147,7 +158,7 @@ BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compu
     if (compute_dtype == out_dtype) compute_dtype = inplace_out.dtype();
     ops.out = inplace_out;
   } else {
-    ops.out = empty(broadcast_shapes(a.sizes(), b.sizes()), TensorOptions().dtype(out_dtype).device(a.device()));
+    ops.out = empty(broadcast_shapes(a.sizes(), b.sizes()), TensorOptions().dtype(out_dtype).device(device));
   }
   ops.a = a.dtype() == compute_dtype ? a : a.to(compute_dtype);
   ops.b = b.dtype() == compute_dtype ? b : b.to(compute_dtype);

@@ -20,7 +20,11 @@ DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
 ScalarType result_type(const Tensor& a, const Tensor& b, std::string_view op);
 ScalarType result_type(const Tensor& a, const Scalar& b, std::string_view op);
 
+// PyTorch's error when a and b are on different devices.
 void check_same_device(const Tensor& a, const Tensor& b, std::string_view op);
+// The device an op on a and b runs on: theirs, or the other one's when one is
+// a 0-dim CPU tensor (a scalar); otherwise check_same_device's error.
+Device common_device(const Tensor& a, const Tensor& b, std::string_view op);
 
 // Iterator over `out` and `inputs` broadcast to out's shape.
 kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs);

@@ -71,7 +71,7 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   GD_CHECK(n >= 0 && m >= 0, fmt::format("eye: n and m must be non-negative, got {} and {}", n, m));
   Tensor t = zeros({n, m}, options.requires_grad(false));
   dispatch_all(t.dtype(), "eye", [&]<class T>() {
-    T* p = t.data_ptr<T>();
+    T* p = t.cpu_data_ptr<T>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
   });
   return finish(t, options);
@@ -91,7 +91,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
                        : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
   dispatch_numeric_and_reduced(dt, "arange", [&]<class T>() {
-    T* p = t.data_ptr<T>();
+    T* p = t.cpu_data_ptr<T>();
     for (int64_t i = 0; i < n; ++i)
       p[i] = integral ? static_cast<T>(start.to_long() + i * step.to_long()) : static_cast<T>(s + i * st);
   });
@@ -102,7 +102,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
   GD_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
   Tensor t = empty({steps}, options.requires_grad(false));
   dispatch_numeric_and_reduced(t.dtype(), "linspace", [&]<class T>() {
-    T* p = t.data_ptr<T>();
+    T* p = t.cpu_data_ptr<T>();
     // Like PyTorch: the first half counts up from start, the second down from end.
     double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
     int64_t half = steps / 2;

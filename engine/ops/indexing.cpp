@@ -54,8 +54,8 @@ Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   self_strides[dim] = 0;
   const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
   const int64_t esize = static_cast<int64_t>(self.element_size());
-  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
-                                     Operand{self.data_ptr(), esize, self_strides}});
+  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
+                                     Operand{self.cpu_data_ptr(), esize, self_strides}});
   BadIndex bad;
   dispatch_all(self.dtype(), "gather", [&]<class T>() {
     iter.for_each([&](char** p, const int64_t* st, int64_t n) {
@@ -83,8 +83,8 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   out_strides[dim] = 0;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
   const int64_t esize = static_cast<int64_t>(self.element_size());
-  ElementwiseIterator iter(i.sizes, {Operand{out.data_ptr(), esize, out_strides}, Operand{index.data_ptr(), 8, i.strides},
-                                     Operand{src.data_ptr(), esize, r.strides}});
+  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
+                                     Operand{src.cpu_data_ptr(), esize, r.strides}});
   BadIndex bad;
   dispatch_numeric_and_reduced(self.dtype(), "scatter_add", [&]<class T>() {
     // Serial: two index entries may name the same output element.

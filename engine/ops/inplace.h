@@ -29,7 +29,8 @@ bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, s
 // result's history self's.
 Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record);
 
-// Writes src (broadcast, cast) into dst without autograd, bumping nothing.
-void copy_data(const Tensor& dst, const Tensor& src);
+// Writes src (broadcast, cast) into dst without autograd, bumping nothing. dst
+// and src may be on different devices.
+void copy_data(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 
 }  // namespace gradiens

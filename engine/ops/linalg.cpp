@@ -14,6 +14,7 @@
 #include "engine/functions.h"
 #include "engine/ops/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gradiens {
 
@@ -206,12 +207,24 @@ void for_each_batch(const BatchLoop& loop, F&& f) {
 }
 
 template <class T>
-void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, T* c) {
+void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
   BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
   const int64_t n = a.rows, m = a.cols, p = b.cols;
-  const T* a_data = a.owner.template data_ptr<T>();
-  const T* b_data = b.owner.template data_ptr<T>();
   BatchLoop loop = coalesce_batch(batch, a, b, n * p);
+  if (out.device().is_cuda()) {
+    const T* a_data = static_cast<const T*>(a.owner.data_ptr());
+    const T* b_data = static_cast<const T*>(b.owner.data_ptr());
+    T* c = static_cast<T*>(out.data_ptr());
+    const int device = out.device().index();
+    for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
+      kernels::cuda::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa, la.ld,
+                                  sa, b_data + ob, lb.ld, sb, 0.0, c + oc, p, sc, device);
+    });
+    return;
+  }
+  const T* a_data = a.owner.template cpu_data_ptr<T>();
+  const T* b_data = b.owner.template cpu_data_ptr<T>();
+  T* c = out.cpu_data_ptr<T>();
   for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
     if (count == 1)
       kernels::cpu::gemm(la.transposed, lb.transposed, n, p, m, T(1), a_data + oa, la.ld, b_data + ob, lb.ld, T(0),
@@ -226,8 +239,8 @@ void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, T* c) {
 template <class T>
 void loop_product(const MatrixOperand& a, const MatrixOperand& b, IntArrayRef batch, T* c) {
   const int64_t n = a.rows, m = a.cols, p = b.cols;
-  const T* a_data = a.owner.template data_ptr<T>();
-  const T* b_data = b.owner.template data_ptr<T>();
+  const T* a_data = a.owner.template cpu_data_ptr<T>();
+  const T* b_data = b.owner.template cpu_data_ptr<T>();
   BatchLoop loop = coalesce_batch(batch, a, b, n * p);
   for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
     for (int64_t e = 0; e < count; ++e) {
@@ -258,11 +271,15 @@ Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef 
     };
     return product(upcast(a), upcast(b), batch, out_sizes, op).to(dtype);
   }
+  check_same_device(a.owner, b.owner, op);
   Tensor out = empty(out_sizes, a.owner.options());
   if (out.numel() == 0) return out;
+  if (out.device().is_cuda() && out.dtype() != kFloat32 && out.dtype() != kFloat64) {
+    GD_CHECK(false, fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
+  }
   dispatch_numeric(out.dtype(), op, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) blas_product<T>(std::move(a), std::move(b), batch, out.data_ptr<T>());
-    else loop_product<T>(a, b, batch, out.data_ptr<T>());
+    if constexpr (std::is_floating_point_v<T>) blas_product<T>(std::move(a), std::move(b), batch, out);
+    else loop_product<T>(a, b, batch, out.cpu_data_ptr<T>());
   });
   return out;
 }

@@ -161,7 +161,7 @@ template <class T, class F>
 void for_each_lu(const Tensor& A, F&& f) {
   int64_t n = A.size(-1);
   Tensor buffer = lu_input(A).buffer;  // det(A^T) = det(A)
-  T* data = buffer.data_ptr<T>();
+  T* data = buffer.cpu_data_ptr<T>();
   std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
   for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
     T* lu = data + b * n * n;
@@ -210,8 +210,8 @@ Tensor cofactor_matrix(const Tensor& A) {
   Tensor products = empty(S.sizes(), S.options());
   Tensor s = S.contiguous();
   dispatch_floating(A.dtype(), "linalg.det", [&]<class T>() {
-    const T* in = s.data_ptr<T>();
-    T* out = products.data_ptr<T>();
+    const T* in = s.cpu_data_ptr<T>();
+    T* out = products.cpu_data_ptr<T>();
     for (int64_t b = 0, count = batch_count(A); b < count; ++b)
       for (int64_t i = 0; i < n; ++i) {
         T p = 1;
@@ -236,7 +236,7 @@ struct Det {
     int64_t n = A.size(-1);
     Tensor out = empty(batch_sizes(A), A.options());
     dispatch_floating(A.dtype(), "linalg.det", [&]<class T>() {
-      T* result = out.data_ptr<T>();
+      T* result = out.cpu_data_ptr<T>();
       for_each_lu<T>(A, [&](int64_t b, const T* lu, const int* pivots, int) {
         T d = static_cast<T>(pivot_sign(pivots, n));
         for (int64_t i = 0; i < n; ++i) d *= lu[i * n + i];
@@ -262,7 +262,7 @@ struct Slogdet {
     sign_logabsdet(A, sign, logabs);
     Tensor out = empty(with_vector(batch_sizes(A), 2), A.options());
     dispatch_floating(A.dtype(), "linalg.slogdet", [&]<class T>() {
-      T* p = out.data_ptr<T>();
+      T* p = out.cpu_data_ptr<T>();
       for (size_t b = 0; b < sign.size(); ++b) {
         p[2 * b] = static_cast<T>(sign[b]);
         p[2 * b + 1] = static_cast<T>(logabs[b]);
@@ -295,7 +295,7 @@ struct Inv {
     Tensor& buffer = lu.buffer;
     const bool transposed = lu.transposed;
     dispatch_floating(A.dtype(), "linalg.inv", [&]<class T>() {
-      T* data = buffer.data_ptr<T>();
+      T* data = buffer.cpu_data_ptr<T>();
       std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
       for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
         T* a = data + b * n * n;
@@ -330,8 +330,8 @@ struct Solve {
     const bool transposed = lu.transposed;
     Tensor x_buffer = column_major_copy(B);
     dispatch_floating(A.dtype(), "linalg.solve", [&]<class T>() {
-      T* lu = lu_buffer.data_ptr<T>();
-      T* x = x_buffer.data_ptr<T>();
+      T* lu = lu_buffer.cpu_data_ptr<T>();
+      T* x = x_buffer.cpu_data_ptr<T>();
       int64_t a_count = batch_count(A);
       std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n * a_count, 1)));
       for (int64_t a = 0; a < a_count; ++a) {
@@ -362,7 +362,7 @@ struct Solve {
 // Phi(X): the lower triangle of X with its diagonal halved, as a constant mask.
 Tensor lower_half_diagonal_mask(int64_t n, const TensorOptions& options) {
   Tensor mask = zeros({n, n}, options.dtype(kFloat64));
-  double* p = mask.data_ptr<double>();
+  double* p = mask.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < i; ++j) p[i * n + j] = 1.0;
     p[i * n + i] = 0.5;
@@ -378,7 +378,7 @@ struct Cholesky {
     int64_t n = A.size(-1);
     Tensor buffer = column_major_copy(A);
     dispatch_floating(A.dtype(), "linalg.cholesky", [&]<class T>() {
-      T* data = buffer.data_ptr<T>();
+      T* data = buffer.cpu_data_ptr<T>();
       for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
         T* a = data + b * n * n;
         int info = lapack::potrf(upper, n, a, n);
@@ -423,8 +423,8 @@ struct Eigh {
     Tensor buffer = column_major_copy(A);
     Tensor out = empty(with_matrix(batch_sizes(A), n, n + 1), A.options());
     dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
-      T* data = buffer.data_ptr<T>();
-      T* packed = out.data_ptr<T>();
+      T* data = buffer.cpu_data_ptr<T>();
+      T* packed = out.cpu_data_ptr<T>();
       std::vector<T> w(static_cast<size_t>(n));
       for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
         T* a = data + b * n * n;
@@ -501,10 +501,10 @@ SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
     vt_buffer.copy_(eye(n, A.options()).expand(vt_buffer.sizes()));
   }
   dispatch_floating(A.dtype(), "linalg.svd", [&]<class T>() {
-    T* a = buffer.data_ptr<T>();
-    T* s = r.S.data_ptr<T>();
-    T* u = with_vectors ? u_buffer.data_ptr<T>() : nullptr;
-    T* vt = with_vectors ? vt_buffer.data_ptr<T>() : nullptr;
+    T* a = buffer.cpu_data_ptr<T>();
+    T* s = r.S.cpu_data_ptr<T>();
+    T* u = with_vectors ? u_buffer.cpu_data_ptr<T>() : nullptr;
+    T* vt = with_vectors ? vt_buffer.cpu_data_ptr<T>() : nullptr;
     for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
       int info = lapack::gesdd(vectors, m, n, a + b * m * n, m, s + b * k, with_vectors ? u + b * m * u_cols : nullptr,
                                m, with_vectors ? vt + b * vt_rows * n : nullptr, std::max<int64_t>(vt_rows, 1));
@@ -673,7 +673,7 @@ Tensor cond_through_inverse(const Tensor& A, const std::variant<double, std::str
     std::vector<double> sign, logabs;
     sign_logabsdet(A, sign, logabs);
     singular = empty(batch_sizes(A), TensorOptions().dtype(kBool));
-    bool* s = singular.data_ptr<bool>();
+    bool* s = singular.cpu_data_ptr<bool>();
     for (size_t b = 0; b < sign.size(); ++b) s[b] = sign[b] == 0;
   }
   Tensor mask = singular.unsqueeze(-1).unsqueeze(-1);
@@ -752,8 +752,8 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
     // Column-major Q: m x q_cols.
     Tensor q_buffer = want_q ? empty(with_matrix(batch, q_cols, m), A.options()) : Tensor();
     dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
-      T* a_all = buffer.data_ptr<T>();
-      T* r_all = R.data_ptr<T>();
+      T* a_all = buffer.cpu_data_ptr<T>();
+      T* r_all = R.cpu_data_ptr<T>();
       std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
       for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
         T* a = a_all + b * m * n;
@@ -762,7 +762,7 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
         for (int64_t i = 0; i < std::min(r_rows, k); ++i)
           for (int64_t j = i; j < n; ++j) r[i * n + j] = a[i + j * m];
         if (!want_q) continue;
-        T* q = q_buffer.data_ptr<T>() + b * m * q_cols;
+        T* q = q_buffer.cpu_data_ptr<T>() + b * m * q_cols;
         std::copy(a, a + m * std::min(k, q_cols), q);  // the reflectors' columns
         lapack::orgqr(m, q_cols, k, q, m, tau.data());
       }

@@ -47,13 +47,13 @@ Tensor flip_kernel(const Tensor& x, const DimVector& dims) {
   if (x.numel() == 0) return out;
   const int64_t esize = static_cast<int64_t>(x.element_size());
   DimVector in_strides = x.strides().dims();
-  char* in = static_cast<char*>(x.data_ptr());
+  char* in = static_cast<char*>(x.cpu_data_ptr());
   for (int64_t d : dims) {
     in += (x.sizes()[d] - 1) * in_strides[d] * esize;
     in_strides[d] = -in_strides[d];
   }
   DimVector out_strides = contiguous_strides(x.sizes());
-  ElementwiseIterator iter(x.sizes(), {Operand{out.data_ptr(), esize, out_strides}, Operand{in, esize, in_strides}});
+  ElementwiseIterator iter(x.sizes(), {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{in, esize, in_strides}});
   dispatch_all(x.dtype(), "flip", [&]<class T>() { elementwise_kernel<T, T>(iter, [](T v) { return v; }); });
   return out;
 }
@@ -101,8 +101,8 @@ Tensor cumulative_kernel(const Tensor& x, int64_t d) {
   LineGeometry in = line_geometry(x), o = line_geometry(out);
   const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
   dispatch_numeric_and_reduced(x.dtype(), IsProd ? "cumprod" : "cumsum", [&]<class T>() {
-    const T* src = x.data_ptr<T>();
-    T* dst = out.data_ptr<T>();
+    const T* src = x.cpu_data_ptr<T>();
+    T* dst = out.cpu_data_ptr<T>();
     for_each_line<2>(in.sizes, d, {in.strides, o.strides}, n, [&](const std::array<int64_t, 2>& offsets) {
       CumulativeAcc<T> acc = IsProd ? 1 : 0;
       for (int64_t j = 0; j < n; ++j) {
@@ -250,12 +250,12 @@ Tensor Tensor::repeat_interleave(const Tensor& repeats, std::optional<int64_t> d
   GD_CHECK(repeats.dtype() == kInt64 || repeats.dtype() == kInt32,
            fmt::format("\"repeat_interleave_cpu\" not implemented for '{}'", c10_type_name(repeats.dtype())));
   Tensor counts = repeats.to(kInt64).contiguous();
-  const int64_t* c = counts.data_ptr<int64_t>();
+  const int64_t* c = counts.cpu_data_ptr<int64_t>();
   int64_t total = 0;
   for (int64_t i = 0; i < counts.numel(); ++i) GD_CHECK(c[i] >= 0, "repeats can not be negative");
   for (int64_t i = 0; i < n; ++i) total += c[broadcast ? 0 : i];
   Tensor index = empty({total}, TensorOptions().dtype(kInt64).device(device()));
-  int64_t* p = index.data_ptr<int64_t>();
+  int64_t* p = index.cpu_data_ptr<int64_t>();
   for (int64_t i = 0, k = 0; i < n; ++i)
     for (int64_t r = 0; r < c[broadcast ? 0 : i]; ++r) p[k++] = i;
   DimVector index_shape(static_cast<size_t>(input.dim()), 1), out_shape = input.sizes().dims();

@@ -138,11 +138,17 @@ void fill_from_generator(const Tensor& self, Generator& generator, uint64_t bloc
   const GeneratorState start = generator.reserve(blocks);
   const int64_t n = self.numel();
   uint64_t used = 0;
-  if (self.is_contiguous()) {
-    used = fill(self.data_ptr<T>(), n, philox(start));
+  if (self.device().is_cuda()) {
+    // Drawn on the host from the same counters and copied over: a seed gives
+    // the same numbers on every device, bit for bit.
+    Tensor host = empty(self.sizes(), self.options().device(Device(kCPU)));
+    used = fill(host.cpu_data_ptr<T>(), n, philox(start));
+    copy_data(self, host);
+  } else if (self.is_contiguous()) {
+    used = fill(self.cpu_data_ptr<T>(), n, philox(start));
   } else {
     Tensor dense = empty(self.sizes(), self.options());
-    used = fill(dense.data_ptr<T>(), n, philox(start));
+    used = fill(dense.cpu_data_ptr<T>(), n, philox(start));
     copy_data(self, dense);
   }
   GD_INTERNAL_ASSERT(used == blocks, fmt::format("a random fill used {} Philox blocks, {} were reserved", used, blocks));
@@ -190,7 +196,7 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
       if constexpr (is_reduced_floating_point_v<T>) {
         if (!(from < to)) return;
         const T limit = largest_below<T>(to);
-        T* p = rounded.data_ptr<T>();
+        T* p = rounded.cpu_data_ptr<T>();
         for (int64_t i = 0; i < rounded.numel(); ++i)
           if (static_cast<double>(p[i]) >= to) p[i] = limit;
       }
@@ -406,7 +412,7 @@ Tensor randperm(int64_t n, Generator& generator, const TensorOptions& options) {
   const TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   check_randperm_size(n, o.dtype());
   Tensor perm = empty({n}, TensorOptions().dtype(kInt64).device(o.device()));
-  int64_t* p = perm.data_ptr<int64_t>();
+  int64_t* p = perm.cpu_data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = i;
   if (n > 1) {
     const int64_t draws = n - 1;
@@ -461,7 +467,7 @@ template <class Probability>
 Tensor bernoulli_samples(IntArrayRef sizes, Generator& generator, Probability probability) {
   Tensor out = empty(sizes, kFloat64);
   const std::vector<double> u = uniform_draws(out.numel(), generator);
-  double* o = out.data_ptr<double>();
+  double* o = out.cpu_data_ptr<double>();
   for (int64_t i = 0; i < out.numel(); ++i) o[i] = u[static_cast<size_t>(i)] < probability(i) ? 1.0 : 0.0;
   return out;
 }
@@ -471,7 +477,7 @@ Tensor checked_probabilities(const Tensor& p, IntArrayRef sizes) {
   GD_CHECK(p.is_floating_point(),
            fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'", torch_type_name(p.dtype())));
   Tensor p64 = p.to(kFloat64).expand(sizes).contiguous();
-  const double* v = p64.data_ptr<double>();
+  const double* v = p64.cpu_data_ptr<double>();
   for (int64_t i = 0; i < p64.numel(); ++i)
     GD_CHECK(v[i] >= 0 && v[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
   return p64;
@@ -487,7 +493,7 @@ struct Bernoulli {
   static Tensor forward(Ctx&, const Tensor& probabilities, const Generator& generator) {
     Tensor p64 = checked_probabilities(probabilities, probabilities.sizes());
     Generator stream = generator;  // a handle on the same stream
-    const double* p = p64.data_ptr<double>();
+    const double* p = p64.cpu_data_ptr<double>();
     Tensor out = bernoulli_samples(p64.sizes(), stream, [p](int64_t i) { return p[i]; });
     return probabilities.dtype() == kFloat64 ? out : out.to(probabilities.dtype());
   }
@@ -497,7 +503,7 @@ struct Bernoulli {
 // All elements >= 0 (NaN is not).
 void check_std_tensor(const Tensor& std) {
   Tensor s = std.to(kFloat64).contiguous();
-  const double* v = s.data_ptr<double>();
+  const double* v = s.cpu_data_ptr<double>();
   for (int64_t i = 0; i < s.numel(); ++i) GD_CHECK(v[i] >= 0.0, "normal expects all elements of std >= 0.0");
 }
 
@@ -589,7 +595,7 @@ Tensor& bernoulli_(Tensor& self, double p) { return bernoulli_(self, p, default_
 Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator& generator) {
   random_inplace(self, "bernoulli_", [&] {
     Tensor p64 = checked_probabilities(p, self.sizes());
-    const double* v = p64.data_ptr<double>();
+    const double* v = p64.cpu_data_ptr<double>();
     copy_data(self, bernoulli_samples(self.sizes(), generator, [v](int64_t i) { return v[i]; }));
   });
   return self;
@@ -611,9 +617,9 @@ Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replac
   if (result.numel() == 0) return result;
 
   const Tensor weights = self.to(kFloat64).contiguous();
-  const double* w = weights.data_ptr<double>();
+  const double* w = weights.cpu_data_ptr<double>();
   check_multinomial_weights(w, rows, categories, !replacement || num_samples == 1);
-  int64_t* out = result.data_ptr<int64_t>();
+  int64_t* out = result.cpu_data_ptr<int64_t>();
   if (replacement) {
     const std::vector<double> u = uniform_draws(rows * num_samples, generator);
     std::vector<double> cumulative(static_cast<size_t>(categories));

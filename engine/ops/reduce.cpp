@@ -8,6 +8,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
 
 namespace gradiens {
@@ -101,11 +102,15 @@ struct Sum {
     ctx.real = keepdim ? 1 : 0;
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(out_dtype).device(x.device()));
     auto layout = reduction_layout(x, dims);
+    if (x.device().is_cuda()) {
+      cuda_seam::reduce(kernels::cuda::Reduce::Sum, x, layout, out);
+      return out;
+    }
     Tensor xc = x;
     dispatch_all(x.dtype(), "sum", [&]<class T>() {
       dispatch_numeric_and_reduced(out_dtype, "sum", [&]<class O>() {
-        O* o = out.data_ptr<O>();
-        const T* in = xc.data_ptr<T>();
+        O* o = out.cpu_data_ptr<O>();
+        const T* in = xc.cpu_data_ptr<T>();
         bool contiguous_inner = layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1;
         int64_t n = layout.reduced_numel();
         if (layout.kept_sizes.size() == 1 && layout.kept_strides[0] == 1 && layout.reduced_sizes.size() == 1) {

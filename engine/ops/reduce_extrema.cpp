@@ -48,8 +48,8 @@ struct Prod {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
     dispatch_numeric_and_reduced(x.dtype(), "prod", [&]<class T>() {
-      T* o = out.data_ptr<T>();
-      for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+      T* o = out.cpu_data_ptr<T>();
+      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
         ProdAcc<T> acc = 1;
         for_each_reduced(layout, base, [&](T v, int64_t) { acc *= static_cast<ProdAcc<T>>(v); });
         o[index] = static_cast<T>(acc);
@@ -93,8 +93,8 @@ struct Extremum {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
     dispatch_all(x.dtype(), IsMax ? "amax" : "amin", [&]<class T>() {
-      T* o = out.data_ptr<T>();
-      for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+      T* o = out.cpu_data_ptr<T>();
+      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
         T best = *base;
         for_each_reduced(layout, base, [&](T v, int64_t) {
           if (beats<IsMax>(v, best)) best = v;
@@ -148,9 +148,9 @@ Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool,
   check_nonempty_reduction(x, dims, false, op);
   Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(kInt64).device(x.device()));
   auto layout = reduction_layout(x, dims);
-  int64_t* o = out.data_ptr<int64_t>();
+  int64_t* o = out.cpu_data_ptr<int64_t>();
   auto kernel = [&]<class T>() {
-    for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+    for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
       T best = *base;
       int64_t best_index = 0;
       for_each_reduced(layout, base, [&](T v, int64_t i) {

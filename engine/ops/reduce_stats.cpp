@@ -60,16 +60,16 @@ struct Norm {
     auto layout = reduction_layout(x, dims);
     const NormKind kind = norm_kind(p);
     dispatch_floating_and_reduced(x.dtype(), "norm", [&]<class T>() {
-      T* o = out.data_ptr<T>();
+      T* o = out.cpu_data_ptr<T>();
       if (kind == NormKind::Two && layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1) {
         // The common case (gradient norms): one contiguous run per output.
         const int64_t n = layout.reduced_sizes[0];
-        for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+        for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
           o[index] = static_cast<T>(std::sqrt(sum_of_squares(base, n)));
         });
         return;
       }
-      for_each_output(layout, x.data_ptr<T>(), [&](int64_t index, const T* base) {
+      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
         double acc = kind == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
         bool any = false, nan = false;
         for_each_reduced(layout, base, [&](T v, int64_t) {

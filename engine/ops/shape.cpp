@@ -14,6 +14,7 @@
 #include "engine/functions.h"
 #include "engine/ops/advanced_indexing.h"
 #include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
 
 namespace gradiens {
 
@@ -88,6 +89,13 @@ struct ViewScatter {
     Tensor out = zeros(input_sizes, grad.options());
     Geometry g = decode_geometry(relative);
     Tensor target = make_view(out, g);
+    if (out.device().is_cuda()) {
+      // out is zeros, so adding the gradient through a view whose elements are
+      // distinct is copying it there.
+      GD_CHECK(!may_overlap(g), "the backward of an overlapping view (unfold, as_strided) has no CUDA kernel yet");
+      copy_data(target, grad);
+      return out;
+    }
     auto iter = make_iterator(target, {target, grad});
     // Overlapping elements are read-modify-written by several indices: one thread, or updates get lost.
     int64_t grain = may_overlap(g) ? std::numeric_limits<int64_t>::max() : kernels::cpu::kElementwiseGrainSize;
@@ -291,6 +299,11 @@ struct Cat {
       g.offset += offset * g.strides[d];
       g.sizes[d] = t.sizes()[d];
       Tensor slot = make_view(out, g);
+      if (out.device().is_cuda()) {
+        copy_data(slot, t);
+        offset += t.sizes()[d];
+        continue;
+      }
       auto iter = make_iterator(slot, {t});
       dispatch_all(dt, "cat", [&]<class D>() {
         dispatch_all(t.dtype(), "cat", [&]<class S>() {

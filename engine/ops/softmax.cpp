@@ -70,8 +70,8 @@ Tensor softmax_kernel(const Tensor& x, int64_t d) {
   LineGeometry in = line_geometry(x), o = line_geometry(out);
   const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
   dispatch_floating(x.dtype(), Log ? "log_softmax" : "softmax", [&]<class T>() {
-    const T* src = x.data_ptr<T>();
-    T* dst = out.data_ptr<T>();
+    const T* src = x.cpu_data_ptr<T>();
+    T* dst = out.cpu_data_ptr<T>();
     int64_t inner = 1;
     for (size_t i = static_cast<size_t>(d) + 1; i < in.sizes.size(); ++i) inner *= in.sizes[i];
     if (x.is_contiguous() && inner > 1) {
@@ -114,9 +114,9 @@ Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
   LineGeometry lg = line_geometry(g), ly = line_geometry(y), lo = line_geometry(out);
   const int64_t n = ly.sizes[d], gs = lg.strides[d], ys = ly.strides[d], os = lo.strides[d];
   dispatch_floating(y.dtype(), Log ? "log_softmax_backward" : "softmax_backward", [&]<class T>() {
-    const T* gp = g.data_ptr<T>();
-    const T* yp = y.data_ptr<T>();
-    T* op = out.data_ptr<T>();
+    const T* gp = g.cpu_data_ptr<T>();
+    const T* yp = y.cpu_data_ptr<T>();
+    T* op = out.cpu_data_ptr<T>();
     for_each_line<3>(ly.sizes, d, {lg.strides, ly.strides, lo.strides}, 3 * n,
                      [&](const std::array<int64_t, 3>& offsets) {
                        const T* gl = gp + offsets[0];

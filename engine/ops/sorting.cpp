@@ -67,8 +67,8 @@ Tensor select_indices(const Tensor& x, int64_t d, int64_t count, bool descending
   const int64_t in_stride = in.strides[d], out_stride = out_strides[d];
   if (x.dtype() == kBool && how != Select::Sort) throw_unsupported_dtype(op, x.dtype());
   dispatch_all(x.dtype(), op, [&]<class T>() {
-    const T* src = x.data_ptr<T>();
-    int64_t* dst = out.data_ptr<int64_t>();
+    const T* src = x.cpu_data_ptr<T>();
+    int64_t* dst = out.cpu_data_ptr<int64_t>();
     auto run = [&]<class Order>(Order order) {
       for_each_line<2>(in.sizes, d, {in.strides, out_strides}, 4 * n, [&](const std::array<int64_t, 2>& offsets) {
         std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
@@ -115,8 +115,8 @@ Tensor median_indices(const Tensor& x, int64_t d) {
   DimVector out_strides = contiguous_strides(out_sizes);
   const int64_t in_stride = in.strides[d];
   dispatch_numeric_and_reduced(x.dtype(), "median", [&]<class T>() {
-    const T* src = x.data_ptr<T>();
-    int64_t* dst = out.data_ptr<int64_t>();
+    const T* src = x.cpu_data_ptr<T>();
+    int64_t* dst = out.cpu_data_ptr<int64_t>();
     for_each_line<2>(in.sizes, d, {in.strides, out_strides}, 2 * n, [&](const std::array<int64_t, 2>& offsets) {
       std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
       for (int64_t j = 0; j < n; ++j) {
@@ -184,11 +184,11 @@ QuantileRanks quantile_ranks(const Tensor& q, int64_t n, Interpolation mode) {
   const int64_t count = qc.numel();
   TensorOptions index_options = TensorOptions().dtype(kInt64).device(q.device());
   QuantileRanks r{empty({count}, index_options), empty({count}, index_options), empty({count}, qc.options())};
-  int64_t* below = r.below.data_ptr<int64_t>();
-  int64_t* above = r.above.data_ptr<int64_t>();
+  int64_t* below = r.below.cpu_data_ptr<int64_t>();
+  int64_t* above = r.above.cpu_data_ptr<int64_t>();
   dispatch_floating(qc.dtype(), "quantile", [&]<class T>() {
-    const T* qs = qc.data_ptr<T>();
-    T* weight = r.weight.data_ptr<T>();
+    const T* qs = qc.cpu_data_ptr<T>();
+    T* weight = r.weight.cpu_data_ptr<T>();
     for (int64_t i = 0; i < count; ++i) {
       T rank = qs[i] * static_cast<T>(n - 1);
       if (mode == Interpolation::Lower) rank = std::floor(rank);

@@ -71,7 +71,7 @@ std::vector<int64_t> row_major_order(const int64_t* idx, int64_t ndim, int64_t n
 
 Tensor int64_tensor(const std::vector<int64_t>& data, IntArrayRef sizes) {
   Tensor t = empty(sizes, TensorOptions().dtype(kInt64));
-  std::copy(data.begin(), data.end(), t.data_ptr<int64_t>());
+  std::copy(data.begin(), data.end(), t.cpu_data_ptr<int64_t>());
   return t;
 }
 
@@ -86,7 +86,7 @@ struct SparseMM {
     ctx.extra = {indices};
     ctx.ints = {rows, cols};
     const int64_t nnz = indices.size(1), n = dense.size(1);
-    const int64_t* row_of = indices.data_ptr<int64_t>();
+    const int64_t* row_of = indices.cpu_data_ptr<int64_t>();
     const int64_t* col_of = row_of + nnz;
     // row_start[r] .. row_start[r + 1] are the entries of row r.
     std::vector<int64_t> row_start(static_cast<size_t>(rows) + 1, 0);
@@ -95,9 +95,9 @@ struct SparseMM {
     Tensor vals = values.contiguous(), mat = dense.contiguous();
     Tensor out = zeros({rows, n}, dense.options());
     dispatch_floating(dense.dtype(), "sparse.mm", [&]<class T> {
-      const T* v = vals.data_ptr<T>();
-      const T* d = mat.data_ptr<T>();
-      T* o = out.data_ptr<T>();
+      const T* v = vals.cpu_data_ptr<T>();
+      const T* d = mat.cpu_data_ptr<T>();
+      T* o = out.cpu_data_ptr<T>();
       // Rows per thread: at least ~2^17 multiply-adds each, since a sparse row is
       // memory-bound and a thread team costs more than a small product.
       const int64_t work_per_row = std::max<int64_t>(1, n * std::max<int64_t>(1, nnz / std::max<int64_t>(1, rows)));
@@ -126,7 +126,7 @@ struct SparseMM {
     }
     if (ctx.needs_input_grad(2)) {
       // S^T g, with S^T's entries re-sorted by their new rows (S's columns).
-      const int64_t* idx = indices.data_ptr<int64_t>();
+      const int64_t* idx = indices.cpu_data_ptr<int64_t>();
       std::vector<int64_t> swapped(static_cast<size_t>(2 * nnz));
       std::copy(idx + nnz, idx + 2 * nnz, swapped.begin());
       std::copy(idx, idx + nnz, swapped.begin() + nnz);
@@ -170,7 +170,7 @@ Tensor sparse_coo_tensor(const Tensor& indices, const Tensor& values, IntArrayRe
   for (int64_t s : size) GD_CHECK(s >= 0, fmt::format("sparse_coo_tensor: negative dimension {}", s));
   checked_numel(size, "sparse_coo_tensor");
   Tensor idx = indices.detach().contiguous();
-  const int64_t* p = idx.data_ptr<int64_t>();
+  const int64_t* p = idx.cpu_data_ptr<int64_t>();
   for (int64_t d = 0; d < ndim; ++d)
     for (int64_t k = 0; k < nnz; ++k) {
       int64_t i = p[d * nnz + k];
@@ -203,7 +203,7 @@ Tensor coalesce(const Tensor& t) {
   const SparseCOO& s = sparse_of(t, "coalesce");
   if (s.coalesced) return t;
   const int64_t ndim = s.indices.size(0), nnz = s.indices.size(1);
-  const int64_t* idx = s.indices.data_ptr<int64_t>();
+  const int64_t* idx = s.indices.cpu_data_ptr<int64_t>();
   std::vector<int64_t> order = row_major_order(idx, ndim, nnz);
   // group[k]: the output entry that input entry k is summed into.
   std::vector<int64_t> group(static_cast<size_t>(nnz));
@@ -231,7 +231,7 @@ Tensor coalesce(const Tensor& t) {
 Tensor to_dense(const Tensor& t) {
   const SparseCOO& s = sparse_of(t, "to_dense");
   const int64_t ndim = s.indices.size(0), nnz = s.indices.size(1);
-  const int64_t* idx = s.indices.data_ptr<int64_t>();
+  const int64_t* idx = s.indices.cpu_data_ptr<int64_t>();
   DimVector strides = contiguous_strides(t.sizes());
   std::vector<int64_t> flat(static_cast<size_t>(nnz), 0);
   for (int64_t d = 0; d < ndim; ++d)

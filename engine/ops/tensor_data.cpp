@@ -64,7 +64,7 @@ TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContain
 
 Tensor TensorDataContainer::values_tensor(const void* data, int64_t n, ScalarType stored) {
   Tensor t = empty({n}, TensorOptions().dtype(stored));
-  if (n > 0) std::memcpy(t.data_ptr(), data, static_cast<size_t>(n) * element_size(stored));
+  if (n > 0) std::memcpy(t.cpu_data_ptr(), data, static_cast<size_t>(n) * element_size(stored));
   return t;
 }
 
@@ -84,7 +84,7 @@ int64_t TensorDataContainer::fill_at(char* out, int64_t position, ScalarType dty
       dispatch_all(dtype, "tensor", [&]<class T>() {
         T* dst = reinterpret_cast<T*>(out) + position;
         dispatch_all(values_.dtype(), "tensor", [&]<class S>() {
-          const S* src = values_.data_ptr<S>();
+          const S* src = values_.cpu_data_ptr<S>();
           for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(src[i]);
         });
       });
@@ -122,7 +122,7 @@ std::ostream& operator<<(std::ostream& out, const TensorDataContainer& data) {
 Tensor tensor(const TensorDataContainer& data, const TensorOptions& options) {
   const ScalarType dtype = options.has_dtype() ? options.dtype() : data.inferred_dtype().value_or(kFloat32);
   Tensor t = empty(data.sizes(), options.dtype(dtype).requires_grad(false));
-  if (t.numel() > 0) data.fill(t.data_ptr(), dtype);
+  if (t.numel() > 0) data.fill(t.cpu_data_ptr(), dtype);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

@@ -1,11 +1,14 @@
 // Unary math (exp, log, tanh, sigmoid, relu, erf, ...), the fused tanh/sigmoid
 // backward ops, the composite activations (gelu, silu, square), and the
 // in-place forms. Floating math runs through the vectorized kernels.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <numbers>
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cpu/parallel.h"
@@ -23,9 +26,14 @@ using kernels::cpu::elementwise_kernel;
 Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
   Tensor xc = x.is_floating_point() ? x.contiguous() : x.to(kFloat32);
   Tensor out = empty(xc.sizes(), xc.options());
+  if (out.device().is_cuda()) {
+    if (out.numel() > 0)
+      kernels::cuda::unary_math(op, out.dtype(), xc.data_ptr(), out.data_ptr(), out.numel(), cuda_seam::stream_of(out));
+    return out;
+  }
   dispatch_floating_and_reduced(xc.dtype(), name, [&]<class T>() {
-    const T* in = xc.data_ptr<T>();
-    T* o = out.data_ptr<T>();
+    const T* in = xc.cpu_data_ptr<T>();
+    T* o = out.cpu_data_ptr<T>();
     kernels::cpu::parallel_for(0, xc.numel(), kernels::cpu::kElementwiseGrainSize / 4, [&](int64_t b, int64_t e) {
       kernels::cpu::unary_math(op, in + b, o + b, e - b);
     });
@@ -37,6 +45,12 @@ Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
 template <class F>
 Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name, F f) {
   if (x.is_floating_point()) return float_math(x, op, name);
+  if (x.device().is_cuda()) {
+    GD_CHECK(op == UnaryMath::Neg, fmt::format("{}: integer tensors on CUDA are not supported yet", name));
+    Tensor out = empty(x.sizes(), x.options());
+    cuda_seam::binary(kernels::cuda::Binary::Sub, out, cuda_seam::scalar_on(x.device(), 0, x.dtype()), x);
+    return out;
+  }
   Tensor out = empty(x.sizes(), x.options());
   auto iter = make_iterator(out, {x});
   dispatch_numeric(x.dtype(), name, [&]<class T>() { elementwise_kernel<T, T>(iter, [&](T v) { return static_cast<T>(f(v)); }); });
@@ -269,7 +283,7 @@ bool same_dense_layout(std::initializer_list<Tensor> tensors) {
   const Tensor& first = *tensors.begin();
   for (const Tensor& t : tensors) {
     if (!t.defined() || !t.is_contiguous() || t.dtype() != first.dtype() || !(t.sizes() == first.sizes()) ||
-        (t.dtype() != kFloat32 && t.dtype() != kFloat64) || !t.device().is_cpu())
+        (t.dtype() != kFloat32 && t.dtype() != kFloat64) || t.device() != first.device())
       return false;
   }
   return true;
@@ -292,11 +306,18 @@ struct ScaledProduct3 {
       return a * b * c * scale;
     }
     Tensor out = empty(a.sizes(), a.options());
+    if (out.device().is_cuda()) {
+      Tensor ac = a.contiguous(), bc = b.contiguous(), cc = c.contiguous();
+      if (out.numel() > 0)
+        kernels::cuda::scaled_product(out.dtype(), ac.data_ptr(), bc.data_ptr(), cc.data_ptr(), scale, out.data_ptr(),
+                                      out.numel(), cuda_seam::stream_of(out));
+      return out;
+    }
     dispatch_floating(a.dtype(), "scaled_product", [&]<class T>() {
       const T s = static_cast<T>(scale);
       if (same_dense_layout({a, b, c})) {  // the vectorized kernel, same rounding
-        const T *ap = a.data_ptr<T>(), *bp = b.data_ptr<T>(), *cp = c.data_ptr<T>();
-        T* op = out.data_ptr<T>();
+        const T *ap = a.cpu_data_ptr<T>(), *bp = b.cpu_data_ptr<T>(), *cp = c.cpu_data_ptr<T>();
+        T* op = out.cpu_data_ptr<T>();
         kernels::cpu::parallel_for(0, a.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
           kernels::cpu::scaled_product(ap + lo, bp + lo, cp + lo, s, op + lo, hi - lo);
         });
@@ -315,9 +336,16 @@ struct ScaledProduct3 {
       // Nothing records: the three products in one pass over g, a, b and c, with
       // the same rounding as the three calls below.
       GradList grads{empty(g.sizes(), g.options()), empty(g.sizes(), g.options()), empty(g.sizes(), g.options())};
+      if (g.device().is_cuda()) {
+        if (g.numel() > 0)
+          kernels::cuda::scaled_product_backward(g.dtype(), g.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr(), s,
+                                                 grads[0].data_ptr(), grads[1].data_ptr(), grads[2].data_ptr(),
+                                                 g.numel(), cuda_seam::stream_of(g));
+        return grads;
+      }
       dispatch_floating(g.dtype(), "scaled_product", [&]<class T>() {
-        const T *gp = g.data_ptr<T>(), *ap = a.data_ptr<T>(), *bp = b.data_ptr<T>(), *cp = c.data_ptr<T>();
-        T *ga = grads[0].data_ptr<T>(), *gb = grads[1].data_ptr<T>(), *gc = grads[2].data_ptr<T>();
+        const T *gp = g.cpu_data_ptr<T>(), *ap = a.cpu_data_ptr<T>(), *bp = b.cpu_data_ptr<T>(), *cp = c.cpu_data_ptr<T>();
+        T *ga = grads[0].cpu_data_ptr<T>(), *gb = grads[1].cpu_data_ptr<T>(), *gc = grads[2].cpu_data_ptr<T>();
         const T st = static_cast<T>(s);
         kernels::cpu::parallel_for(0, g.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
           kernels::cpu::scaled_product_backward(gp + lo, ap + lo, bp + lo, cp + lo, st, ga + lo, gb + lo, gc + lo,
@@ -349,8 +377,14 @@ struct TanhBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
+    if (out.device().is_cuda()) {
+      if (out.numel() > 0)
+        kernels::cuda::tanh_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(),
+                                     cuda_seam::stream_of(out));
+      return out;
+    }
     dispatch_floating_and_reduced(y.dtype(), "tanh_backward", [&]<class T>() {
-      kernels::cpu::tanh_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
+      kernels::cpu::tanh_backward(gc.cpu_data_ptr<T>(), yc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), y.numel());
     });
     return out;
   }
@@ -362,9 +396,16 @@ struct TanhBackwardOp {
       // Nothing records: both gradients in one pass over gg, grad and y, with the
       // same rounding as the two ops below.
       GradList grads{empty(y.sizes(), y.options()), empty(y.sizes(), y.options())};
+      if (y.device().is_cuda()) {
+        if (y.numel() > 0)
+          kernels::cuda::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(),
+                                                grads[0].data_ptr(), grads[1].data_ptr(), y.numel(),
+                                                cuda_seam::stream_of(y));
+        return grads;
+      }
       dispatch_floating(y.dtype(), "tanh_backward", [&]<class T>() {
-        const T *ggp = gg.data_ptr<T>(), *gp = grad.data_ptr<T>(), *yp = y.data_ptr<T>();
-        T *d_grad = grads[0].data_ptr<T>(), *d_y = grads[1].data_ptr<T>();
+        const T *ggp = gg.cpu_data_ptr<T>(), *gp = grad.cpu_data_ptr<T>(), *yp = y.cpu_data_ptr<T>();
+        T *d_grad = grads[0].cpu_data_ptr<T>(), *d_y = grads[1].cpu_data_ptr<T>();
         kernels::cpu::parallel_for(0, y.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
           kernels::cpu::tanh_backward_backward(ggp + lo, gp + lo, yp + lo, d_grad + lo, d_y + lo, hi - lo);
         });
@@ -391,8 +432,14 @@ struct SigmoidBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
+    if (out.device().is_cuda()) {
+      if (out.numel() > 0)
+        kernels::cuda::sigmoid_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(),
+                                        cuda_seam::stream_of(out));
+      return out;
+    }
     dispatch_floating_and_reduced(y.dtype(), "sigmoid_backward", [&]<class T>() {
-      kernels::cpu::sigmoid_backward(gc.data_ptr<T>(), yc.data_ptr<T>(), out.data_ptr<T>(), y.numel());
+      kernels::cpu::sigmoid_backward(gc.cpu_data_ptr<T>(), yc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), y.numel());
     });
     return out;
   }

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/math_ops.h"
+
 namespace gradiens {
 struct Half;
 struct BFloat16;
@@ -11,33 +13,8 @@ struct BFloat16;
 
 namespace gradiens::kernels::cpu {
 
-// Edge values follow PyTorch: exp(+big) = inf, log(0) = -inf, log(x < 0) = NaN,
-// relu(NaN) = NaN, sign(+-0) = +0, sign(NaN) = NaN, and NaN in gives NaN out
-// everywhere else. Where PyTorch's formula gives NaN for an infinite input but
-// the function has a limit, the limit is returned: gelu(-inf) = silu(-inf) = -0.
-enum class UnaryMath {
-  Exp,
-  Expm1,
-  Log,
-  Log1p,
-  Sqrt,
-  Rsqrt,       // 1 / sqrt(x), correctly rounded sqrt then divide (not the rsqrt estimate)
-  Tanh,
-  Sigmoid,     // 1 / (1 + exp(-x)), evaluated so that no intermediate overflows
-  Sin,
-  Cos,
-  Tan,
-  Erf,
-  Abs,
-  Neg,
-  Reciprocal,
-  Square,
-  Relu,
-  Sign,        // -1, 0 or +1
-  Gelu,        // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
-  Silu,        // x * sigmoid(x)
-  Softplus,    // log1p(exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|))
-};
+using kernels::UnaryMath;
+using kernels::Arith;
 
 // Applies op to n contiguous elements; out may equal in (in place).
 void unary_math(UnaryMath op, const float* in, float* out, int64_t n);
@@ -60,7 +37,6 @@ void sigmoid_backward(const Half* grad, const Half* y, Half* out, int64_t n);
 void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n);
 
 // out = a + b, a - b or a * b over n contiguous elements; out may alias a or b.
-enum class Arith { Add, Sub, Mul };
 void arith(Arith op, const float* a, const float* b, float* out, int64_t n);
 void arith(Arith op, const double* a, const double* b, double* out, int64_t n);
 

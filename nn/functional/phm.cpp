@@ -87,8 +87,8 @@ Tensor move_blocks(const Tensor& src, const PHMShape& s, bool to_weight) {
   const Tensor in = src.contiguous();
   Tensor out = empty(out_sizes, src.options());
   const size_t item = in.element_size(), row = static_cast<size_t>(p) * item;
-  const char* from = static_cast<const char*>(in.data_ptr());
-  char* to = static_cast<char*>(out.data_ptr());
+  const char* from = static_cast<const char*>(in.cpu_data_ptr());
+  char* to = static_cast<char*>(out.cpu_data_ptr());
   for (int64_t a = 0; a < n; ++a)
     for (int64_t b = 0; b < n; ++b)
       for (int64_t d = 0; d < q; ++d) {

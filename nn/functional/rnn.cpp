@@ -136,9 +136,9 @@ struct LstmCellPointwise {
     Tensor h = empty({batch, hidden}, gates.options()), c = empty({batch, hidden}, gates.options());
     Tensor tc = empty({batch, hidden}, gates.options());
     dispatch_floating(gates.dtype(), "lstm_cell", [&]<class T>() {
-      const T* gp = gates.data_ptr<T>();
-      const T* cp = cx.data_ptr<T>();
-      T *ap = act.data_ptr<T>(), *hp = h.data_ptr<T>(), *cn = c.data_ptr<T>(), *tp = tc.data_ptr<T>();
+      const T* gp = gates.cpu_data_ptr<T>();
+      const T* cp = cx.cpu_data_ptr<T>();
+      T *ap = act.cpu_data_ptr<T>(), *hp = h.cpu_data_ptr<T>(), *cn = c.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>();
       const int64_t H = hidden;
       for (int64_t b = 0; b < batch; ++b) {
         const T* g = gp + b * 4 * H;
@@ -169,10 +169,10 @@ struct LstmCellPointwise {
     Tensor dgates = empty({batch, 4 * H}, act.options());
     Tensor dcx = empty({batch, H}, act.options());
     dispatch_floating(act.dtype(), "lstm_cell_backward", [&]<class T>() {
-      const T *ap = act.data_ptr<T>(), *tp = tc.data_ptr<T>(), *cp = cprev.data_ptr<T>();
-      const T* dhp = dh_c.defined() ? dh_c.data_ptr<T>() : nullptr;
-      const T* dcp = dc_c.defined() ? dc_c.data_ptr<T>() : nullptr;
-      T *dgp = dgates.data_ptr<T>(), *dcxp = dcx.data_ptr<T>();
+      const T *ap = act.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>(), *cp = cprev.cpu_data_ptr<T>();
+      const T* dhp = dh_c.defined() ? dh_c.cpu_data_ptr<T>() : nullptr;
+      const T* dcp = dc_c.defined() ? dc_c.cpu_data_ptr<T>() : nullptr;
+      T *dgp = dgates.cpu_data_ptr<T>(), *dcxp = dcx.cpu_data_ptr<T>();
       for (int64_t b = 0; b < batch; ++b) {
         const T* a = ap + b * 4 * H;
         T* dg = dgp + b * 4 * H;
@@ -223,8 +223,8 @@ struct GruCellPointwise {
     Tensor act = empty({batch, 3 * hidden}, gi.options());
     Tensor h = empty({batch, hidden}, gi.options());
     dispatch_floating(gi.dtype(), "gru_cell", [&]<class T>() {
-      const T *ip = gi.data_ptr<T>(), *hp = gh.data_ptr<T>(), *xp = hx.data_ptr<T>();
-      T *ap = act.data_ptr<T>(), *out = h.data_ptr<T>();
+      const T *ip = gi.cpu_data_ptr<T>(), *hp = gh.cpu_data_ptr<T>(), *xp = hx.cpu_data_ptr<T>();
+      T *ap = act.cpu_data_ptr<T>(), *out = h.cpu_data_ptr<T>();
       const int64_t H = hidden;
       for (int64_t b = 0; b < batch; ++b) {
         const T *x = ip + b * 3 * H, *y = hp + b * 3 * H;
@@ -252,8 +252,8 @@ struct GruCellPointwise {
     Tensor dgi = empty({batch, 3 * H}, act.options()), dgh = empty({batch, 3 * H}, act.options());
     Tensor dhx = empty({batch, H}, act.options());
     dispatch_floating(act.dtype(), "gru_cell_backward", [&]<class T>() {
-      const T *ap = act.data_ptr<T>(), *yp = ghc.data_ptr<T>(), *xp = hxc.data_ptr<T>(), *gp = g.data_ptr<T>();
-      T *dip = dgi.data_ptr<T>(), *dhp = dgh.data_ptr<T>(), *dxp = dhx.data_ptr<T>();
+      const T *ap = act.cpu_data_ptr<T>(), *yp = ghc.cpu_data_ptr<T>(), *xp = hxc.cpu_data_ptr<T>(), *gp = g.cpu_data_ptr<T>();
+      T *dip = dgi.cpu_data_ptr<T>(), *dhp = dgh.cpu_data_ptr<T>(), *dxp = dhx.cpu_data_ptr<T>();
       for (int64_t b = 0; b < batch; ++b) {
         const T* a = ap + b * 3 * H;
         T *di = dip + b * 3 * H, *dhh = dhp + b * 3 * H;

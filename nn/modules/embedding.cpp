@@ -40,7 +40,7 @@ Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max
                        legacy_tensor_type_name(indices.dtype())));
   NoGradGuard no_grad;
   Tensor ids = indices.reshape({-1}).to(kInt64).contiguous();
-  const int64_t* p = ids.data_ptr<int64_t>();
+  const int64_t* p = ids.cpu_data_ptr<int64_t>();
   std::vector<int64_t> rows(p, p + ids.numel());
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());

@@ -188,7 +188,7 @@ RNNImplBase::Result RNNImplBase::forward_packed(const PackedSequence& input, Ten
   GD_CHECK(input.defined(), "the PackedSequence given to the recurrent layer is empty (no data)");
   const Tensor& data = input.data();
   const Tensor batch_sizes_tensor = input.batch_sizes().to(kInt64).contiguous();
-  const int64_t* bs = batch_sizes_tensor.data_ptr<int64_t>();
+  const int64_t* bs = batch_sizes_tensor.cpu_data_ptr<int64_t>();
   std::vector<int64_t> batch_sizes(bs, bs + batch_sizes_tensor.numel());
   GD_CHECK(!batch_sizes.empty(), "Expected sequence length to be larger than 0 in RNN");
   const int64_t mini_batch = batch_sizes[0];

@@ -27,13 +27,13 @@ namespace {
 // An int64 CPU vector tensor holding `values`.
 Tensor long_tensor(const std::vector<int64_t>& values) {
   Tensor out = empty({static_cast<int64_t>(values.size())}, TensorOptions().dtype(kInt64));
-  std::copy(values.begin(), values.end(), out.data_ptr<int64_t>());
+  std::copy(values.begin(), values.end(), out.cpu_data_ptr<int64_t>());
   return out;
 }
 
 std::vector<int64_t> long_values(const Tensor& t) {
   Tensor c = t.to(kInt64).cpu().contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
+  const int64_t* p = c.cpu_data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + c.numel());
 }
 

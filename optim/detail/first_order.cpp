@@ -9,6 +9,8 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/sparse.h"
+#include "kernels/cuda/multi_tensor.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gradiens::optim::detail {
 
@@ -22,9 +24,9 @@ std::string python_float(double value) {
 
 void check_grad(const Tensor& param, const Tensor& grad, std::string_view optimizer, std::string_view sparse_message) {
   GD_CHECK(!is_sparse(grad), std::string(sparse_message));
-  GD_CHECK(param.is_cpu() && grad.is_cpu(),
-           fmt::format("{}: only CPU parameters are supported, got a parameter on {}", optimizer,
-                       param.is_cpu() ? grad.device().str() : param.device().str()));
+  GD_CHECK(param.device() == grad.device(),
+           fmt::format("{}: the gradient is on {} but the parameter is on {}", optimizer, grad.device().str(),
+                       param.device().str()));
   GD_CHECK(param.dtype() == kFloat32 || param.dtype() == kFloat64,
            fmt::format("{}: parameters of dtype {} are not supported (float32 and float64 are)", optimizer,
                        dtype_name(param.dtype())));
@@ -74,6 +76,7 @@ template <class T>
 void add_slot(TensorList<T>& list, const Tensor& param, const Tensor& grad, const ParamBuffers& buffers,
               uint32_t scalars, size_t capacity) {
   if (list.slots.empty()) list.slots.reserve(capacity);
+  // The kernels read the buffers where they live: device pointers for a cuda group.
   TensorSlot<T> slot{param.data_ptr<T>(), grad.data_ptr<T>(), {}, param.numel(), list.numel, scalars, buffers.fresh};
   for (size_t k = 0; k < buffers.states.size(); ++k)
     slot.state[k] = buffers.states[k] != nullptr ? buffers.states[k]->data_ptr<T>() : nullptr;
@@ -83,7 +86,25 @@ void add_slot(TensorList<T>& list, const Tensor& param, const Tensor& grad, cons
 
 }  // namespace
 
+void GroupBuffers::update(const AnyKernel& kernel) {
+  if (device_ && device_->is_cuda()) {
+    // One scalars entry per distinct step count (the SGD kernel reads entry 0).
+    const size_t scalar_count = std::max<size_t>(steps_.size(), 1);
+    auto stream = kernels::cuda::current_stream(device_->index());
+    if (!float32_.slots.empty()) kernels::cuda::multi_tensor_update(kernel, scalar_count, float32_, stream);
+    if (!float64_.slots.empty()) kernels::cuda::multi_tensor_update(kernel, scalar_count, float64_, stream);
+  } else {
+    if (!float32_.slots.empty()) multi_tensor_update(kernel, float32_);
+    if (!float64_.slots.empty()) multi_tensor_update(kernel, float64_);
+  }
+  write_back();
+}
+
 void GroupBuffers::add(const Tensor& param, const Tensor& grad, const ParamBuffers& buffers) {
+  if (!device_) device_ = param.device();
+  GD_CHECK(param.device() == *device_ && grad.device() == *device_,
+           fmt::format("Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                       device_->str(), param.device() == *device_ ? grad.device().str() : param.device().str()));
   // Parameters usually share one step count: look from the last one found.
   auto step = std::find(steps_.rbegin(), steps_.rend(), buffers.step);
   if (step == steps_.rend()) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -139,17 +140,14 @@ class GroupBuffers {
 
   // Runs the kernel over the float32 and the float64 parameters, then writes
   // the contiguous copies back.
-  void update(const AnyKernel& kernel) {
-    if (!float32_.slots.empty()) multi_tensor_update(kernel, float32_);
-    if (!float64_.slots.empty()) multi_tensor_update(kernel, float64_);
-    write_back();
-  }
+  void update(const AnyKernel& kernel);
 
  private:
   void add(const Tensor& param, const Tensor& grad, const ParamBuffers& buffers);
   void write_back();
 
   size_t group_size_;  // what a list may need to hold, reserved on its first slot
+  std::optional<Device> device_;  // where the group's parameters live (all in one place)
   TensorList<float> float32_;
   TensorList<double> float64_;
   std::vector<int64_t> steps_;

@@ -129,8 +129,8 @@ PointCloud::PointCloud(Tensor interior, Tensor boundary, Tensor normals)
 std::pair<std::vector<double>, std::vector<double>> PointCloud::bbox() const {
   Tensor all = boundary_.defined() ? cat({interior_, boundary_}) : interior_;
   Tensor low = std::get<0>(all.min(0)).contiguous(), high = std::get<0>(all.max(0)).contiguous();
-  std::vector<double> lower(low.data_ptr<double>(), low.data_ptr<double>() + dim());
-  std::vector<double> upper(high.data_ptr<double>(), high.data_ptr<double>() + dim());
+  std::vector<double> lower(low.cpu_data_ptr<double>(), low.cpu_data_ptr<double>() + dim());
+  std::vector<double> upper(high.cpu_data_ptr<double>(), high.cpu_data_ptr<double>() + dim());
   for (int64_t j = 0; j < dim(); ++j)
     if (upper[j] <= lower[j]) upper[j] = lower[j] + 1;  // a flat cloud still has a box
   return {lower, upper};
@@ -141,8 +141,8 @@ std::vector<int64_t> PointCloud::match(const Tensor& points, const Tensor& store
   std::vector<int64_t> index(static_cast<size_t>(n), -1);
   if (!stored.defined()) return index;
   const double tol = tolerance();
-  const double* p = points.data_ptr<double>();
-  const double* s = stored.data_ptr<double>();
+  const double* p = points.cpu_data_ptr<double>();
+  const double* s = stored.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i)
     for (int64_t r = 0; r < stored.size(0) && index[i] < 0; ++r) {
       double distance2 = 0;
@@ -156,7 +156,7 @@ Tensor PointCloud::on_boundary(const Tensor& points) const {
   Tensor x = checked(points, "on_boundary");
   std::vector<int64_t> index = match(x, boundary_);
   Tensor result = empty({x.size(0)}, kBool);
-  for (size_t i = 0; i < index.size(); ++i) result.data_ptr<bool>()[i] = index[i] >= 0;
+  for (size_t i = 0; i < index.size(); ++i) result.cpu_data_ptr<bool>()[i] = index[i] >= 0;
   return result;
 }
 
@@ -164,7 +164,7 @@ Tensor PointCloud::inside(const Tensor& points) const {
   Tensor x = checked(points, "inside");
   std::vector<int64_t> index = match(x, interior_);
   Tensor result = on_boundary(x);
-  for (size_t i = 0; i < index.size(); ++i) result.data_ptr<bool>()[i] |= index[i] >= 0;
+  for (size_t i = 0; i < index.size(); ++i) result.cpu_data_ptr<bool>()[i] |= index[i] >= 0;
   return result;
 }
 

@@ -110,7 +110,7 @@ Tensor Box::sample_boundary(int64_t n, Sampler sampler, Generator& generator) co
   const int64_t d = dim();
   if (d == 1) {  // the two end points, alternately
     Tensor points = empty({n, 1}, kFloat64);
-    for (int64_t i = 0; i < n; ++i) points.data_ptr<double>()[i] = i % 2 == 0 ? lower_[0] : upper_[0];
+    for (int64_t i = 0; i < n; ++i) points.cpu_data_ptr<double>()[i] = i % 2 == 0 ? lower_[0] : upper_[0];
     return points;
   }
   // A point of the unit cube in d - 1 dimensions plus a face chosen by the
@@ -126,8 +126,8 @@ Tensor Box::sample_boundary(int64_t n, Sampler sampler, Generator& generator) co
   }
   Tensor u = sample_unit_cube(n, d, sampler == Sampler::kUniform ? Sampler::kHammersley : sampler, generator);
   Tensor points = empty({n, d}, kFloat64);
-  const double* in = u.data_ptr<double>();
-  double* out = points.data_ptr<double>();
+  const double* in = u.cpu_data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     double pick = in[i * d] * total;
     int64_t face = 0;
@@ -188,7 +188,7 @@ Tensor Ball::sample_boundary(int64_t n, Sampler sampler, Generator& generator) c
   Tensor direction;
   if (d == 1) {
     direction = empty({n, 1}, kFloat64);
-    for (int64_t i = 0; i < n; ++i) direction.data_ptr<double>()[i] = i % 2 == 0 ? -1.0 : 1.0;
+    for (int64_t i = 0; i < n; ++i) direction.cpu_data_ptr<double>()[i] = i % 2 == 0 ? -1.0 : 1.0;
   } else if (d == 2) {  // equally spaced (or sequence-spaced) angles
     Tensor angle = sample_unit_cube(n, 1, sampler == Sampler::kUniform ? Sampler::kHammersley : sampler, generator) *
                    (2 * M_PI);

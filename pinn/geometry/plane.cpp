@@ -57,8 +57,8 @@ std::pair<double, double> Ellipse::local(double x, double y) const {
 Tensor Ellipse::level(const Tensor& x) const {
   const int64_t n = x.size(0);
   Tensor result = empty({n}, kFloat64);
-  const double* p = x.data_ptr<double>();
-  double* out = result.data_ptr<double>();
+  const double* p = x.cpu_data_ptr<double>();
+  double* out = result.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     auto [u, v] = local(p[2 * i], p[2 * i + 1]);
     out[i] = std::sqrt((u / a_) * (u / a_) + (v / b_) * (v / b_));
@@ -81,10 +81,10 @@ Tensor Ellipse::boundary_normal(const Tensor& points) const {
   Tensor on = on_boundary(x);
   const int64_t n = x.size(0);
   Tensor normals = zeros({n, 2}, kFloat64);
-  const double* p = x.data_ptr<double>();
-  double* out = normals.data_ptr<double>();
+  const double* p = x.cpu_data_ptr<double>();
+  double* out = normals.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
-    if (!on.data_ptr<bool>()[i]) continue;
+    if (!on.cpu_data_ptr<bool>()[i]) continue;
     auto [u, v] = local(p[2 * i], p[2 * i + 1]);
     // The gradient of (u/a)^2 + (v/b)^2, rotated back.
     const double gu = u / (a_ * a_), gv = v / (b_ * b_), length = std::hypot(gu, gv);
@@ -97,8 +97,8 @@ Tensor Ellipse::boundary_normal(const Tensor& points) const {
 Tensor Ellipse::sample_boundary(int64_t n, Sampler sampler, Generator& generator) const {
   Tensor s = boundary_parameters(n, sampler, generator);
   Tensor points = empty({n, 2}, kFloat64);
-  const double* in = s.data_ptr<double>();
-  double* out = points.data_ptr<double>();
+  const double* in = s.cpu_data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     const double t = 2 * M_PI * parameter_at(arc_, in[i] * arc_.back());
     const double u = a_ * std::cos(t), v = b_ * std::sin(t);
@@ -162,8 +162,8 @@ Tensor Polygon::on_boundary(const Tensor& points) const {
   Tensor x = checked(points, "on_boundary");
   const int64_t n = x.size(0);
   Tensor result = empty({n}, kBool);
-  const double* p = x.data_ptr<double>();
-  bool* out = result.data_ptr<bool>();
+  const double* p = x.cpu_data_ptr<double>();
+  bool* out = result.cpu_data_ptr<bool>();
   const double tol = tolerance();
   for (int64_t i = 0; i < n; ++i) {
     out[i] = false;
@@ -180,8 +180,8 @@ Tensor Polygon::inside(const Tensor& points) const {
   Tensor x = checked(points, "inside");
   const int64_t n = x.size(0);
   Tensor result = on_boundary(x);
-  const double* p = x.data_ptr<double>();
-  bool* out = result.data_ptr<bool>();
+  const double* p = x.cpu_data_ptr<double>();
+  bool* out = result.cpu_data_ptr<bool>();
   for (int64_t i = 0; i < n; ++i) {
     if (out[i]) continue;
     // Even-odd crossings of a ray towards +x.
@@ -201,8 +201,8 @@ Tensor Polygon::boundary_normal(const Tensor& points) const {
   Tensor x = checked(points, "boundary_normal");
   const int64_t n = x.size(0);
   Tensor normals = zeros({n, 2}, kFloat64);
-  const double* p = x.data_ptr<double>();
-  double* out = normals.data_ptr<double>();
+  const double* p = x.cpu_data_ptr<double>();
+  double* out = normals.cpu_data_ptr<double>();
   const double tol = tolerance();
   for (int64_t i = 0; i < n; ++i) {
     double nx = 0, ny = 0;
@@ -226,8 +226,8 @@ Tensor Polygon::boundary_normal(const Tensor& points) const {
 Tensor Polygon::sample_boundary(int64_t n, Sampler sampler, Generator& generator) const {
   Tensor s = boundary_parameters(n, sampler, generator);
   Tensor points = empty({n, 2}, kFloat64);
-  const double* in = s.data_ptr<double>();
-  double* out = points.data_ptr<double>();
+  const double* in = s.cpu_data_ptr<double>();
+  double* out = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     const double target = in[i] * perimeter_.back();
     size_t e = static_cast<size_t>(std::upper_bound(perimeter_.begin(), perimeter_.end(), target) - perimeter_.begin());

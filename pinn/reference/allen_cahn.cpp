@@ -365,7 +365,7 @@ Tensor AllenCahnReference::on_grid(const std::vector<double>& t, const std::vect
   for (double xj : x) GD_CHECK(std::isfinite(xj), fmt::format("AllenCahnReference: grid x must be finite, got {}", xj));
   const auto nt = static_cast<int64_t>(t.size()), nx = static_cast<int64_t>(x.size());
   Tensor u = empty({nt, nx}, TensorOptions().dtype(kFloat64));
-  double* out = u.data_ptr<double>();
+  double* out = u.cpu_data_ptr<double>();
   for (int64_t i = 0; i < nt; ++i) evaluate(t[static_cast<size_t>(i)], x.data(), 1, nx, out + i * nx, 1);
   return u;
 }
@@ -373,7 +373,7 @@ Tensor AllenCahnReference::on_grid(const std::vector<double>& t, const std::vect
 Tensor AllenCahnReference::on_points(const Tensor& points) const {
   const Tensor xt = reference_points(points, "AllenCahnReference");
   const int64_t count = xt.size(0);
-  const double* data = xt.data_ptr<double>();
+  const double* data = xt.cpu_data_ptr<double>();
   for (int64_t i = 0; i < count; ++i) {
     const double x = data[2 * i], t = data[2 * i + 1];
     GD_CHECK(within_time(t, options_.t_end) && std::isfinite(x),
@@ -381,7 +381,7 @@ Tensor AllenCahnReference::on_points(const Tensor& points) const {
                          options_.t_end));
   }
   Tensor u = empty({count, 1}, TensorOptions().dtype(kFloat64));
-  double* out = u.data_ptr<double>();
+  double* out = u.cpu_data_ptr<double>();
   // Points sharing a time share its coefficients: visit them grouped by t.
   std::vector<int64_t> order(static_cast<size_t>(count));
   std::iota(order.begin(), order.end(), int64_t{0});

@@ -131,7 +131,7 @@ double BurgersExact::operator()(double t, double x) const {
 Tensor BurgersExact::on_grid(const std::vector<double>& t, const std::vector<double>& x) const {
   const auto nt = static_cast<int64_t>(t.size()), nx = static_cast<int64_t>(x.size());
   Tensor u = empty({nt, nx}, TensorOptions().dtype(kFloat64));
-  double* out = u.data_ptr<double>();
+  double* out = u.cpu_data_ptr<double>();
   for (int64_t i = 0; i < nt; ++i)
     for (int64_t j = 0; j < nx; ++j) out[i * nx + j] = (*this)(t[static_cast<size_t>(i)], x[static_cast<size_t>(j)]);
   return u;
@@ -140,9 +140,9 @@ Tensor BurgersExact::on_grid(const std::vector<double>& t, const std::vector<dou
 Tensor BurgersExact::on_points(const Tensor& points) const {
   const Tensor xt = reference_points(points, "BurgersExact");
   const int64_t count = xt.size(0);
-  const double* data = xt.data_ptr<double>();
+  const double* data = xt.cpu_data_ptr<double>();
   Tensor u = empty({count, 1}, TensorOptions().dtype(kFloat64));
-  double* out = u.data_ptr<double>();
+  double* out = u.cpu_data_ptr<double>();
   for (int64_t i = 0; i < count; ++i) out[i] = (*this)(data[2 * i + 1], data[2 * i]);
   return u;
 }

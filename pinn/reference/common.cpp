@@ -24,7 +24,7 @@ void write_grid_csv(const std::string& path, const std::vector<double>& t, const
   GD_CHECK(u.defined() && u.dim() == 2 && u.size(0) == nt && u.size(1) == nx,
            fmt::format("write_grid_csv: u must be [{}, {}] (t by x)", nt, nx));
   const Tensor values = u.detach().cpu().to(kFloat64).contiguous();
-  const double* data = values.data_ptr<double>();
+  const double* data = values.cpu_data_ptr<double>();
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "w"), &std::fclose);
   GD_CHECK(file != nullptr, "write_grid_csv: cannot open " + path + " for writing");
   std::fputs("t,x,u\n", file.get());

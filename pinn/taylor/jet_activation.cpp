@@ -184,15 +184,15 @@ bool fused_kernel_applies(const Tensor& jet, const Tensor& bias) {
 
 template <class T>
 const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
+  return t.defined() ? t.cpu_data_ptr<T>() : nullptr;
 }
 
 Tensor fused_forward(JetActivation activation, const JetBlocks& blocks, const Tensor& jet, const Tensor& bias) {
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor out = empty(in.sizes(), in.options());
   dispatch_floating(in.scalar_type(), "jet_activation", [&]<class T>() {
-    kernels::cpu::jet_activation_forward(activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr<T>(),
-                                         data_or_null<T>(b), out.data_ptr<T>());
+    kernels::cpu::jet_activation_forward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
+                                         data_or_null<T>(b), out.cpu_data_ptr<T>());
   });
   return out;
 }
@@ -202,8 +202,8 @@ GradList fused_backward(JetActivation activation, const JetBlocks& blocks, const
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor(), g = grad.contiguous();
   Tensor grad_jet = empty(in.sizes(), in.options());
   dispatch_floating(in.scalar_type(), "jet_activation_backward", [&]<class T>() {
-    kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr<T>(),
-                                          data_or_null<T>(b), g.data_ptr<T>(), grad_jet.data_ptr<T>());
+    kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
+                                          data_or_null<T>(b), g.cpu_data_ptr<T>(), grad_jet.cpu_data_ptr<T>());
   });
   // Block 0 is the gradient of z = jet[0] + bias.
   return {grad_jet, bias.defined() ? grad_jet.select(0, 0).sum({0}) : Tensor()};

@@ -68,8 +68,8 @@ std::vector<kernels::cpu::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlp
     if (step.linear) {
       layer.out_features = step.weight.size(0);
       layer.in_features = step.weight.size(1);
-      layer.weight = step.weight.data_ptr<T>();
-      layer.bias = step.bias.defined() ? step.bias.data_ptr<T>() : nullptr;
+      layer.weight = step.weight.cpu_data_ptr<T>();
+      layer.bias = step.bias.defined() ? step.bias.cpu_data_ptr<T>() : nullptr;
     }
     layers.push_back(layer);
   }
@@ -110,7 +110,7 @@ struct JetMlpOp {
     dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
       const auto layers = kernel_layers<T>(steps);
       kernels::cpu::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                    static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), out.data_ptr<T>());
+                                    static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>());
     });
     return out;
   }
@@ -159,13 +159,13 @@ struct JetMlpOp {
       size_t next = 1;
       for (size_t l = 0; l < layers.size(); ++l) {
         if (!layers[l].linear) continue;
-        if (grads[next].defined()) grad_weight[l] = grads[next].template data_ptr<T>();
-        if (grads[next + 1].defined()) grad_bias[l] = grads[next + 1].template data_ptr<T>();
+        if (grads[next].defined()) grad_weight[l] = grads[next].template cpu_data_ptr<T>();
+        if (grads[next + 1].defined()) grad_bias[l] = grads[next + 1].template cpu_data_ptr<T>();
         next += 2;
       }
       kernels::cpu::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                     static_cast<int64_t>(layers.size()), xc.data_ptr<T>(), gc.data_ptr<T>(),
-                                     grads[0].defined() ? grads[0].template data_ptr<T>() : nullptr,
+                                     static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), gc.cpu_data_ptr<T>(),
+                                     grads[0].defined() ? grads[0].template cpu_data_ptr<T>() : nullptr,
                                      grad_weight.data(), grad_bias.data());
     });
     return grads;

@@ -6,6 +6,7 @@
 
 #include "engine/allocator.h"
 #include "gradiens.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gd = gradiens;
 namespace alloc = gradiens::cpu_allocator;
@@ -54,6 +55,13 @@ TEST_CASE("device strings") {
   CHECK(gd::Device("cuda:1").str() == "cuda:1");
   CHECK_THROWS_AS(gd::Device("gpu"), gd::Error);
   CHECK_THROWS_AS(gd::Device("cuda:x"), gd::Error);
-  CHECK_THROWS_WITH(gd::empty({2}, gd::TensorOptions().device(gd::Device("cuda:0"))),
-                    "gradiens was built without CUDA support: cannot allocate on cuda:0");
+  if (!gd::kernels::cuda::is_built())
+    CHECK_THROWS_WITH(gd::empty({2}, gd::TensorOptions().device(gd::Device("cuda:0"))),
+                      "gradiens was built without CUDA support: cannot allocate on cuda:0");
+  else if (!gd::kernels::cuda::is_available())
+    CHECK_THROWS_WITH(gd::empty({2}, gd::TensorOptions().device(gd::Device("cuda:0"))),
+                      "Found no NVIDIA driver or no CUDA device on this machine: cannot use a cuda tensor");
+  // With a GPU: an index past the last device is an error naming how many there are.
+  if (gd::kernels::cuda::is_available())
+    CHECK_THROWS_AS(gd::empty({2}, gd::TensorOptions().device(gd::Device("cuda:15"))), gd::Error);
 }

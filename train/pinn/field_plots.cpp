@@ -19,11 +19,11 @@ std::vector<Plot> field_plots(const PinnRun& run, const nn::AnyModule& net) {
   const Tensor error = (u - reference).abs().contiguous();
   const auto nx = static_cast<size_t>(run.eval_grid[0]), ny = static_cast<size_t>(run.eval_grid[1]);
   const Tensor points = run.eval_points.contiguous();
-  const double* p = points.data_ptr<double>();
+  const double* p = points.cpu_data_ptr<double>();
   Heatmap base;
   for (size_t i = 0; i < nx; ++i) base.xs.push_back(p[i * 2]);
   for (size_t j = 0; j < ny; ++j) base.ys.push_back(p[j * nx * 2 + 1]);
-  auto values = [](const Tensor& t) { return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel()); };
+  auto values = [](const Tensor& t) { return std::vector<double>(t.cpu_data_ptr<double>(), t.cpu_data_ptr<double>() + t.numel()); };
   const std::string& x = run.context.names[0];
   const std::string& y = run.context.names[1];
   std::vector<Plot> plots;

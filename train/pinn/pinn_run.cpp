@@ -86,7 +86,7 @@ Tensor grid_over(const std::vector<std::vector<double>>& axes) {
   for (const auto& axis : axes) total *= static_cast<int64_t>(axis.size());
   const auto d = static_cast<int64_t>(axes.size());
   Tensor points = empty({total, d}, TensorOptions().dtype(kFloat64));
-  double* p = points.data_ptr<double>();
+  double* p = points.cpu_data_ptr<double>();
   for (int64_t i = 0; i < total; ++i) {
     int64_t rest = i;
     for (int64_t j = 0; j < d; ++j) {  // coordinate 0 fastest
@@ -291,7 +291,7 @@ void PinnRun::load_state_dict(const std::map<std::string, Tensor>& state) {
   auto it = state.find("generator");
   if (it == state.end() || it->second.numel() != 2) throw Error("pinn: the checkpoint has no generator state");
   const Tensor g = it->second.to(kInt64).contiguous();
-  generator.set_state({static_cast<uint64_t>(g.data_ptr<int64_t>()[0]), static_cast<uint64_t>(g.data_ptr<int64_t>()[1])});
+  generator.set_state({static_cast<uint64_t>(g.cpu_data_ptr<int64_t>()[0]), static_cast<uint64_t>(g.cpu_data_ptr<int64_t>()[1])});
 }
 
 }  // namespace gradiens::train

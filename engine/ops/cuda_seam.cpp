@@ -1,0 +1,110 @@
+// The engine's side of the CUDA seam (see cuda_seam.h).
+#include "engine/ops/cuda_seam.h"
+
+#include <fmt/format.h>
+
+#include "engine/ops/elementwise.h"
+#include "engine/ops/inplace.h"
+
+namespace gradiens::cuda_seam {
+
+namespace kc = kernels::cuda;
+
+kc::Shape shape_of(IntArrayRef sizes) {
+  GD_CHECK(sizes.size() <= static_cast<size_t>(kc::kMaxDims),
+           fmt::format("CUDA kernels take tensors of at most {} dimensions, got {}", kc::kMaxDims, sizes.size()));
+  kc::Shape shape;
+  shape.ndim = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
+  return shape;
+}
+
+kc::Strided strided(const Tensor& t, IntArrayRef shape) {
+  GD_INTERNAL_ASSERT(t.device().is_cuda(), "cuda_seam::strided on a tensor that is not on a cuda device");
+  kc::Strided s;
+  s.data = t.data_ptr();
+  DimVector strides = broadcast_strides(t, shape);
+  for (size_t d = 0; d < strides.size(); ++d) s.strides[d] = strides[d];
+  return s;
+}
+
+kc::StreamHandle stream_of(const Tensor& t) { return kc::current_stream(t.device().index()); }
+
+void copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  kc::Shape shape = shape_of(dst.sizes());
+  kc::copy(dst.dtype(), strided(dst, dst.sizes()), src.dtype(), strided(src, dst.sizes()), shape, stream_of(dst));
+}
+
+void fill(const Tensor& t, const Scalar& value) {
+  if (t.numel() == 0) return;
+  if (t.is_contiguous()) {
+    kc::fill(t.dtype(), strided(t, t.sizes()).data, t.numel(), value.to_double(), stream_of(t));
+    return;
+  }
+  copy(t, scalar_on(t.device(), value, t.dtype()));
+}
+
+Tensor scalar_on(const Device& device, const Scalar& value, ScalarType dtype) {
+  Tensor t = empty({}, TensorOptions().dtype(dtype).device(device));
+  kc::fill(dtype, t.data_ptr(), 1, value.to_double(), stream_of(t));
+  return t;
+}
+
+void copy_across_devices(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
+  if (dst.numel() == 0) return;
+  // The bytes travel as a dense buffer in src's dtype and dst's shape; a cast or
+  // a layout change happens on whichever side needs it.
+  Tensor src = src_in.sizes() == dst.sizes() ? src_in : src_in.expand(dst.sizes());
+  const bool dense_dst = dst.is_contiguous() && dst.dtype() == src.dtype();
+  if (dst.device().is_cuda()) {
+    Tensor host = src.contiguous();
+    Tensor staged = dense_dst ? dst : empty(dst.sizes(), TensorOptions().dtype(src.dtype()).device(dst.device()));
+    kc::copy_host_to_device(staged.data_ptr(),
+                            host.data_ptr(),
+                            static_cast<size_t>(host.numel()) * host.element_size(), dst.device().index(),
+                            non_blocking && dense_dst);
+    if (!dense_dst) copy(dst, staged);
+  } else {
+    Tensor device_src = src.contiguous();  // a dense copy on the device when src is strided
+    const bool direct = dense_dst;
+    Tensor staged = direct ? dst : empty(dst.sizes(), TensorOptions().dtype(src.dtype()));
+    kc::copy_device_to_host(
+        staged.data_ptr(),
+        device_src.data_ptr(),
+        static_cast<size_t>(device_src.numel()) * device_src.element_size(), src.device().index(), false);
+    if (!direct) copy_data(dst, staged);
+  }
+}
+
+void binary(kc::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
+  if (out.numel() == 0) return;
+  IntArrayRef shape = out.sizes();
+  auto on_device = [&](const Tensor& t) { return t.device().is_cuda() ? t : scalar_on(out.device(), t.item(), t.dtype()); };
+  Tensor ad = on_device(a), bd = on_device(b);
+  kc::binary(op, out.dtype(), strided(out, shape), strided(ad, shape), strided(bd, shape), shape_of(shape), alpha,
+             stream_of(out));
+}
+
+void reduce(kc::Reduce op, const Tensor& x, const kernels::cpu::ReductionLayout& layout, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const size_t kept = layout.kept_sizes.size(), reduced = layout.reduced_sizes.size();
+  GD_CHECK(kept + reduced <= static_cast<size_t>(kc::kMaxDims),
+           fmt::format("CUDA reductions take tensors of at most {} dimensions", kc::kMaxDims));
+  kc::Shape shape;
+  kc::Strided in;
+  shape.ndim = static_cast<int>(kept + reduced);
+  in.data = x.data_ptr();
+  for (size_t d = 0; d < kept; ++d) {
+    shape.sizes[d] = layout.kept_sizes[d];
+    in.strides[d] = layout.kept_strides[d];
+  }
+  for (size_t d = 0; d < reduced; ++d) {
+    shape.sizes[kept + d] = layout.reduced_sizes[d];
+    in.strides[kept + d] = layout.reduced_strides[d];
+  }
+  GD_INTERNAL_ASSERT(out.is_contiguous(), "cuda_seam::reduce needs a contiguous output");
+  kc::reduce(op, x.dtype(), in, shape, static_cast<int>(reduced), out.dtype(), out.data_ptr(), stream_of(out));
+}
+
+}  // namespace gradiens::cuda_seam

@@ -1,0 +1,104 @@
+// The CUDA kernels' host entry points: elementwise math, copies and casts,
+// fills, comparisons, selects and reductions on device buffers described by
+// dtype, sizes and element strides. Every call is asynchronous on `stream`.
+// This header needs no CUDA headers, so engine code can include it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/math_ops.h"
+#include "kernels/scalar_type.h"
+
+namespace gradiens::kernels::cuda {
+
+// A cudaStream_t, passed opaquely (nullptr is never used: callers pass the
+// current stream).
+using StreamHandle = void*;
+
+constexpr int kMaxDims = 16;
+
+// The iteration shape shared by every operand of one call.
+struct Shape {
+  int ndim = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int d = 0; d < ndim; ++d) n *= sizes[d];
+    return n;
+  }
+};
+
+// One operand over a Shape: its base pointer (already offset to the first
+// element) and its stride in elements per dimension (0 for a broadcast one).
+struct Strided {
+  void* data = nullptr;
+  int64_t strides[kMaxDims] = {};
+};
+
+// out[i] = value for n contiguous elements of any dtype (bool: value != 0).
+void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle stream);
+
+// dst = src elementwise over `shape`, converting src_dtype to dst_dtype as a
+// static_cast would (float to bool is != 0; float16/bfloat16 round to nearest
+// even). Any strides; dst and src must not overlap.
+void copy(ScalarType dst_dtype, const Strided& dst, ScalarType src_dtype, const Strided& src, const Shape& shape,
+          StreamHandle stream);
+
+// out = op(in) over n contiguous float32/float64 elements; out may equal in.
+// Same edge values as kernels::cpu::unary_math.
+void unary_math(UnaryMath op, ScalarType dtype, const void* in, void* out, int64_t n, StreamHandle stream);
+
+enum class Binary {
+  Add,       // a + alpha * b
+  Sub,       // a - alpha * b
+  Mul,       // a * b
+  Div,       // a / b (true division)
+  Maximum,   // NaN-propagating
+  Minimum,   // NaN-propagating
+  Pow,       // pow(a, b)
+  Atan2,     // atan2(a, b)
+};
+// out = op(a, b) over `shape`, every operand of `dtype` (float32, float64,
+// int32 or int64; integer Div/Pow/Atan2 are not supported); any strides.
+// alpha scales b for Add and Sub (x + 1 * y rounds as x + y).
+void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
+            double alpha, StreamHandle stream);
+
+enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
+// out (bool) = a op b over `shape`, a and b of `dtype` (any dtype); any strides.
+void compare(Compare op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
+             StreamHandle stream);
+
+// out = cond ? a : b over `shape`; cond is bool, a, b and out of `dtype`.
+void where(ScalarType dtype, const Strided& out, const Strided& cond, const Strided& a, const Strided& b,
+           const Shape& shape, StreamHandle stream);
+
+// Fused backward kernels over n contiguous float32/float64 elements, with the
+// same formulas and evaluation order as their kernels::cpu twins.
+void tanh_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream);
+void sigmoid_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream);
+void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, const void* y, void* d_grad,
+                            void* d_y, int64_t n, StreamHandle stream);
+void scaled_product(ScalarType dtype, const void* a, const void* b, const void* c, double s, void* out, int64_t n,
+                    StreamHandle stream);
+void scaled_product_backward(ScalarType dtype, const void* g, const void* a, const void* b, const void* c, double s,
+                             void* grad_a, void* grad_b, void* grad_c, int64_t n, StreamHandle stream);
+
+enum class Reduce {
+  Sum,
+  Prod,
+  Max,   // NaN-propagating
+  Min,   // NaN-propagating
+  SumOfSquares,
+};
+// Reduces the trailing `reduced_ndim` dimensions of `shape` (the leading ones
+// are kept): out, contiguous, gets shape.sizes[0 .. ndim - reduced_ndim) in
+// row-major order. in_dtype and out_dtype are equal, except a Sum of bool or
+// an integer dtype into int64. Floating sums accumulate in float64 for float64
+// and in float32 otherwise, in an order fixed by the shape alone, so results
+// are deterministic run to run. An empty reduction gives the identity (Sum 0,
+// Prod 1); Max/Min of an empty reduction is the caller's error to prevent.
+void reduce(Reduce op, ScalarType in_dtype, const Strided& in, const Shape& shape, int reduced_ndim,
+            ScalarType out_dtype, void* out, StreamHandle stream);
+
+}  // namespace gradiens::kernels::cuda

@@ -1,0 +1,38 @@
+// The elementwise operations every backend implements, named once: the CPU's
+// vectorized kernels and the CUDA kernels take the same enums.
+#pragma once
+
+namespace gradiens::kernels {
+
+// Edge values follow PyTorch: exp(+big) = inf, log(0) = -inf, log(x < 0) = NaN,
+// relu(NaN) = NaN, sign(+-0) = +0, sign(NaN) = NaN, and NaN in gives NaN out
+// everywhere else. Where PyTorch's formula gives NaN for an infinite input but
+// the function has a limit, the limit is returned: gelu(-inf) = silu(-inf) = -0.
+enum class UnaryMath {
+  Exp,
+  Expm1,
+  Log,
+  Log1p,
+  Sqrt,
+  Rsqrt,       // 1 / sqrt(x), correctly rounded sqrt then divide (not the rsqrt estimate)
+  Tanh,
+  Sigmoid,     // 1 / (1 + exp(-x)), evaluated so that no intermediate overflows
+  Sin,
+  Cos,
+  Tan,
+  Erf,
+  Abs,
+  Neg,
+  Reciprocal,
+  Square,
+  Relu,
+  Sign,        // -1, 0 or +1
+  Gelu,        // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
+  Silu,        // x * sigmoid(x)
+  Softplus,    // log1p(exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|))
+};
+
+// out = a + b, a - b or a * b.
+enum class Arith { Add, Sub, Mul };
+
+}  // namespace gradiens::kernels

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# On a machine with a GPU: runs the CUDA tests (a skip counts as a failure) and
+# the GPU benchmarks of gradiens-bench against PyTorch CUDA on the same card,
+# and writes a short report. Build here, pack with scripts/gpu-bundle.sh, and
+# run from the repository root: scripts/gpu-check.sh [bundle dir] [report dir].
+set -uo pipefail
+bundle=${1:-gpu-bundle}
+report=${2:-${OUT:-gpu-report}}
+mkdir -p "$report"
+if [ ! -d "$bundle" ] && [ -f "$bundle.tar.xz" ]; then
+  tar -xJf "$bundle.tar.xz" -C /tmp && bundle=/tmp/$(basename "$bundle")
+fi
+# The CUDA libraries: the toolkit's, then those of PyTorch's pip wheels.
+cuda_libs=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib 2>/dev/null | tr '\n' ':')
+wheel_libs=$(python3 -c 'import glob, os, nvidia; print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")) + glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib")))))' 2>/dev/null)
+export LD_LIBRARY_PATH="$bundle/lib:$cuda_libs$wheel_libs:${LD_LIBRARY_PATH:-}"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+{
+  echo "== $(date -u)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+} 2>&1 | tee "$report/report.txt"
+
+echo "== test_cuda" | tee -a "$report/report.txt"
+GRADIENS_REQUIRE_CUDA=1 timeout 300 "$bundle/test_cuda" --duration=true 2>&1 | tee "$report/test_cuda.log" | tail -25 \
+  | tee -a "$report/report.txt"
+echo "test_cuda exit code: ${PIPESTATUS[0]}" | tee -a "$report/report.txt"
+
+echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
+workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64
+timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
+  | tee -a "$report/report.txt"
+PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "$workloads" 2>&1 | tee -a "$report/bench.jsonl" \
+  | tee -a "$report/report.txt"
+python3 - "$report/bench.jsonl" <<'PY' | tee -a "$report/report.txt"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "median_ms" in r:
+        rows.setdefault(r["workload"], {})["gradiens" if r["impl"].startswith("gradiens") else "torch"] = r
+for name, r in rows.items():
+    if "gradiens" in r and "torch" in r:
+        g, t = r["gradiens"]["median_ms"], r["torch"]["median_ms"]
+        print(f"{name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f} ({r['torch'].get('device', '')})")
+PY

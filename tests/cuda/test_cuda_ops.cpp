@@ -1,0 +1,299 @@
+// The op sweep of the CUDA backend: every op that has a CUDA kernel, run on the
+// GPU and on the CPU from the same inputs (contiguous, transposed, broadcast,
+// 0-dim and empty), compared to a few ulp in float64 and 1e-6 in float32; the
+// gradients and second derivatives against the CPU's; devices, copies and the
+// cross-device error.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/cuda.h"
+#include "gradiens.h"
+
+namespace gd = gradiens;
+using gd::Tensor;
+
+namespace {
+
+const gd::Device kGpu("cuda:0");
+
+double rtol_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? 4e-15 : 1e-6; }
+double atol_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? 1e-15 : 1e-6; }
+
+// The largest violation of |gpu - cpu| <= atol + rtol |cpu| (0 when within),
+// with NaNs required in the same places.
+void check_matches(const Tensor& cpu, const Tensor& gpu, const std::string& what, double rtol, double atol) {
+  INFO(what);
+  REQUIRE(gpu.device().is_cuda());
+  REQUIRE(cpu.sizes() == gpu.sizes());
+  REQUIRE(cpu.dtype() == gpu.dtype());
+  Tensor a = cpu.to(gd::kFloat64).contiguous(), b = gpu.cpu().to(gd::kFloat64).contiguous();
+  const double* pa = a.data_ptr<double>();
+  const double* pb = b.data_ptr<double>();
+  double worst = 0;
+  int64_t worst_at = -1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (std::isnan(pa[i]) || std::isnan(pb[i])) {
+      CHECK_MESSAGE(std::isnan(pa[i]) == std::isnan(pb[i]), fmt::format("NaN mismatch at {}", i));
+      continue;
+    }
+    if (pa[i] == pb[i]) continue;  // equal infinities too
+    double excess = std::abs(pa[i] - pb[i]) - (atol + rtol * std::abs(pa[i]));
+    if (excess > worst) {
+      worst = excess;
+      worst_at = i;
+    }
+  }
+  CHECK_MESSAGE(worst_at < 0, fmt::format("element {}: cpu {} gpu {}", worst_at, worst_at < 0 ? 0 : pa[worst_at],
+                                          worst_at < 0 ? 0 : pb[worst_at]));
+}
+
+void check_matches(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+  check_matches(cpu, gpu, what, rtol_of(cpu.dtype()), atol_of(cpu.dtype()));
+}
+
+// Inputs of one dtype in the layouts the sweep covers, each paired with its name.
+std::vector<std::pair<std::string, Tensor>> layouts(gd::ScalarType dt, double low, double high) {
+  gd::manual_seed(7);
+  auto draw = [&](gd::IntArrayRef sizes) { return gd::rand(sizes, gd::TensorOptions().dtype(dt)) * (high - low) + low; };
+  return {{"contiguous", draw({37, 53})},
+          {"transposed", draw({53, 37}).t()},
+          {"sliced", draw({40, 60}).narrow(1, 3, 50)},
+          {"0-dim", draw({})},
+          {"empty", draw({0, 5})},
+          {"large", draw({300000})}};
+}
+
+using Unary = std::function<Tensor(const Tensor&)>;
+
+}  // namespace
+
+TEST_CASE("cuda: device, to() and copies") {
+  Tensor x = gd::arange(12, gd::TensorOptions().dtype(gd::kFloat64)).reshape({3, 4});
+  Tensor g = x.to(kGpu);
+  CHECK(g.device() == kGpu);
+  CHECK(g.device().str() == "cuda:0");
+  CHECK(g.is_cuda());
+  CHECK(g.sizes() == x.sizes());
+  CHECK(gd::equal(g.cpu(), x));
+  // Transposed, sliced and cast copies, both directions and on the device.
+  check_matches(x.t().contiguous(), g.t().contiguous(), "transposed contiguous()");
+  check_matches(x.t().contiguous(), x.t().to(kGpu), "strided host to device");
+  check_matches(x.to(gd::kFloat32), g.to(gd::kFloat32), "cast on the device");
+  check_matches(x.to(gd::kInt64).to(gd::kFloat64), g.to(gd::kInt64).to(gd::kFloat64), "to int64 and back");
+  CHECK(gd::equal(g.narrow(1, 1, 2).cpu(), x.narrow(1, 1, 2)));
+  Tensor h = gd::zeros({3, 4}, gd::TensorOptions().dtype(gd::kFloat64).device(kGpu));
+  h.copy_(x);
+  CHECK(gd::equal(h.cpu(), x));
+  h.narrow(0, 1, 1).fill_(5.0);
+  CHECK(h.cpu()[1][2].item<double>() == 5.0);
+  CHECK(h.cpu()[0][2].item<double>() == 2.0);
+  CHECK(g.sum().item<double>() == 66.0);
+  CHECK(gd::ones({2, 2}, gd::TensorOptions().device(kGpu)).cpu().sum().item<float>() == 4.0f);
+  CHECK(gd::full({3}, 2.5, gd::TensorOptions().dtype(gd::kFloat64).device(kGpu)).cpu()[2].item<double>() == 2.5);
+  // Booleans and integers survive the round trip.
+  Tensor mask = x > 5.0;
+  CHECK(gd::equal(mask.to(kGpu).cpu(), mask));
+}
+
+TEST_CASE("cuda: ops across devices are errors with PyTorch's text") {
+  Tensor a = gd::ones({2, 2});
+  Tensor b = gd::ones({2, 2}, gd::TensorOptions().device(kGpu));
+  CHECK_THROWS_WITH_AS(a + b, "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!",
+                       gd::Error);
+  CHECK_THROWS_AS(a.mm(b), gd::Error);
+  // A 0-dim CPU tensor is a scalar and may meet a cuda tensor, as in PyTorch.
+  Tensor s = gd::scalar_tensor(3.0, gd::TensorOptions().dtype(gd::kFloat32));
+  CHECK(gd::equal((b * s).cpu(), gd::full({2, 2}, 3.0)));
+  // An op without a CUDA kernel yet says so instead of reading device memory.
+  CHECK_THROWS_AS(gd::cumsum(b, 0), gd::Error);
+}
+
+TEST_CASE("cuda: unary math matches the CPU") {
+  const std::vector<std::tuple<std::string, Unary, double, double>> ops = {
+      {"exp", [](const Tensor& t) { return gd::exp(t); }, -5, 5},
+      {"expm1", [](const Tensor& t) { return gd::expm1(t); }, -2, 2},
+      {"log", [](const Tensor& t) { return gd::log(t); }, 0.01, 10},
+      {"log1p", [](const Tensor& t) { return gd::log1p(t); }, -0.5, 3},
+      {"sqrt", [](const Tensor& t) { return gd::sqrt(t); }, 0, 10},
+      {"rsqrt", [](const Tensor& t) { return gd::rsqrt(t); }, 0.1, 10},
+      {"tanh", [](const Tensor& t) { return gd::tanh(t); }, -4, 4},
+      {"sigmoid", [](const Tensor& t) { return gd::sigmoid(t); }, -8, 8},
+      {"sin", [](const Tensor& t) { return gd::sin(t); }, -6, 6},
+      {"cos", [](const Tensor& t) { return gd::cos(t); }, -6, 6},
+      {"tan", [](const Tensor& t) { return gd::tan(t); }, -1.2, 1.2},
+      {"erf", [](const Tensor& t) { return gd::erf(t); }, -3, 3},
+      {"abs", [](const Tensor& t) { return gd::abs(t); }, -3, 3},
+      {"neg", [](const Tensor& t) { return gd::neg(t); }, -3, 3},
+      {"reciprocal", [](const Tensor& t) { return gd::reciprocal(t); }, 0.5, 3},
+      {"relu", [](const Tensor& t) { return gd::relu(t); }, -3, 3},
+      {"sign", [](const Tensor& t) { return gd::sign(t); }, -3, 3},
+      {"gelu", [](const Tensor& t) { return gd::gelu(t); }, -4, 4},
+      {"silu", [](const Tensor& t) { return gd::silu(t); }, -6, 6},
+      {"square", [](const Tensor& t) { return gd::square(t); }, -3, 3},
+  };
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    for (const auto& [name, f, low, high] : ops) {
+      for (const auto& [layout, x] : layouts(dt, low, high)) {
+        // Transcendentals differ by an ulp or two between libraries.
+        check_matches(f(x), f(x.to(kGpu)), fmt::format("{} {} {}", name, gd::dtype_name(dt), layout),
+                      dt == gd::kFloat64 ? 8e-16 * 4 : 1e-6, atol_of(dt));
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: binary ops, broadcasting and scalars match the CPU") {
+  using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, Binary>> ops = {
+      {"add", [](const Tensor& a, const Tensor& b) { return a + b; }},
+      {"add alpha", [](const Tensor& a, const Tensor& b) { return gd::add(a, b, 0.5); }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return a - b; }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }},
+      {"div", [](const Tensor& a, const Tensor& b) { return a / b; }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return gd::maximum(a, b); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return gd::minimum(a, b); }},
+      {"pow", [](const Tensor& a, const Tensor& b) { return gd::pow(gd::abs(a), b); }},
+      {"scalar mul", [](const Tensor& a, const Tensor&) { return a * 3.5; }},
+      {"scalar rsub", [](const Tensor& a, const Tensor&) { return 2.0 - a; }},
+      {"scalar rdiv", [](const Tensor& a, const Tensor&) { return 2.0 / a; }},
+      {"scalar pow 2", [](const Tensor& a, const Tensor&) { return gd::pow(a, 2); }},
+      {"scalar pow 3", [](const Tensor& a, const Tensor&) { return gd::pow(a, 3); }},
+  };
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    gd::manual_seed(3);
+    auto opt = gd::TensorOptions().dtype(dt);
+    const std::vector<std::tuple<std::string, Tensor, Tensor>> pairs = {
+        {"same shape", gd::rand({64, 33}, opt) + 0.5, gd::rand({64, 33}, opt) + 0.5},
+        {"row broadcast", gd::rand({64, 33}, opt) + 0.5, gd::rand({33}, opt) + 0.5},
+        {"column broadcast", gd::rand({64, 1}, opt) + 0.5, gd::rand({1, 33}, opt) + 0.5},
+        {"transposed", (gd::rand({33, 64}, opt) + 0.5).t(), gd::rand({64, 33}, opt) + 0.5},
+        {"0-dim", gd::rand({}, opt) + 0.5, gd::rand({5, 3}, opt) + 0.5},
+        {"empty", gd::rand({0, 3}, opt), gd::rand({3}, opt)},
+    };
+    for (const auto& [name, f] : ops) {
+      for (const auto& [pair_name, a, b] : pairs) {
+        check_matches(f(a, b), f(a.to(kGpu), b.to(kGpu)), fmt::format("{} {} {}", name, gd::dtype_name(dt), pair_name),
+                      dt == gd::kFloat64 ? 8e-16 : 1e-6, atol_of(dt));
+      }
+    }
+  }
+  // In place, into a cuda tensor.
+  Tensor a = gd::rand({10, 4}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor b = gd::rand({4}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor ga = a.to(kGpu);
+  ga.add_(b.to(kGpu), 2.0);
+  ga.mul_(3.0);
+  check_matches((a + b * 2.0) * 3.0, ga, "add_ then mul_");
+}
+
+TEST_CASE("cuda: comparisons and where match the CPU") {
+  gd::manual_seed(11);
+  Tensor a = gd::randn({20, 7}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor b = gd::randn({7}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor ga = a.to(kGpu), gb = b.to(kGpu);
+  CHECK(gd::equal((ga > gb).cpu(), a > b));
+  CHECK(gd::equal((ga <= 0.0).cpu(), a <= 0.0));
+  CHECK(gd::equal((ga == ga).cpu(), a == a));
+  CHECK(gd::equal((ga != gb).cpu(), a != b));
+  check_matches(gd::where(a > b, a, b), gd::where(ga > gb, ga, gb), "where");
+  check_matches(gd::where(a > 0.0, a, 0.0), gd::where(ga > 0.0, ga, 0.0), "where with a scalar");
+}
+
+TEST_CASE("cuda: reductions match the CPU") {
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    gd::manual_seed(5);
+    Tensor x = gd::randn({17, 300, 9}, gd::TensorOptions().dtype(dt));
+    Tensor g = x.to(kGpu);
+    // float32 sums on the CPU accumulate in float64: the GPU's float32 tree differs by rounding.
+    const double rtol = dt == gd::kFloat64 ? 1e-13 : 2e-5, atol = dt == gd::kFloat64 ? 1e-13 : 2e-5;
+    check_matches(x.sum(), g.sum(), "sum all", rtol, atol);
+    check_matches(x.sum(0), g.sum(0), "sum 0", rtol, atol);
+    check_matches(x.sum(1), g.sum(1), "sum 1", rtol, atol);
+    check_matches(x.sum(2, true), g.sum(2, true), "sum 2 keepdim", rtol, atol);
+    check_matches(x.sum({0, 2}), g.sum({0, 2}), "sum 0 and 2", rtol, atol);
+    check_matches(x.mean(), g.mean(), "mean", rtol, atol);
+    check_matches(x.transpose(0, 2).sum(1), g.transpose(0, 2).sum(1), "sum of a transposed view", rtol, atol);
+    check_matches(gd::randn({0, 4}, gd::TensorOptions().dtype(dt)).sum(0),
+                  gd::randn({0, 4}, gd::TensorOptions().dtype(dt).device(kGpu)).sum(0), "empty sum");
+    // The same reduction twice gives the same bits (a fixed reduction order).
+    CHECK(gd::equal(g.sum(1).cpu(), g.sum(1).cpu()));
+  }
+}
+
+TEST_CASE("cuda: matrix products match the CPU") {
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    gd::manual_seed(9);
+    auto opt = gd::TensorOptions().dtype(dt);
+    Tensor a = gd::randn({65, 129}, opt), b = gd::randn({129, 33}, opt);
+    const double rtol = dt == gd::kFloat64 ? 1e-12 : 1e-5;
+    check_matches(a.mm(b), a.to(kGpu).mm(b.to(kGpu)), "mm", rtol, rtol);
+    check_matches(b.t().mm(a.t()), b.to(kGpu).t().mm(a.to(kGpu).t()), "mm of transposes", rtol, rtol);
+    check_matches(a.matmul(b), a.to(kGpu).matmul(b.to(kGpu)), "matmul", rtol, rtol);
+    Tensor x = gd::randn({4, 7, 9}, opt), y = gd::randn({4, 9, 5}, opt);
+    check_matches(x.bmm(y), x.to(kGpu).bmm(y.to(kGpu)), "bmm", rtol, rtol);
+    check_matches(x.matmul(y[0]), x.to(kGpu).matmul(y[0].to(kGpu)), "broadcast matmul", rtol, rtol);
+    Tensor v = gd::randn({129}, opt);
+    check_matches(a.matmul(v), a.to(kGpu).matmul(v.to(kGpu)), "matrix-vector", rtol, rtol);
+  }
+}
+
+TEST_CASE("cuda: first and second derivatives match the CPU in float64") {
+  // A tanh network and its input Laplacian: the nested derivatives a PINN uses.
+  gd::manual_seed(21);
+  auto opt = gd::TensorOptions().dtype(gd::kFloat64);
+  Tensor w1 = gd::randn({2, 16}, opt) * 0.7, b1 = gd::randn({16}, opt) * 0.1;
+  Tensor w2 = gd::randn({16, 1}, opt) * 0.7;
+  Tensor x = gd::rand({50, 2}, opt);
+  auto run = [&](const gd::Device& device) {
+    Tensor W1 = w1.to(device).requires_grad_(), B1 = b1.to(device).requires_grad_(), W2 = w2.to(device).requires_grad_();
+    Tensor X = x.to(device).requires_grad_();
+    Tensor u = gd::tanh(X.matmul(W1) + B1).matmul(W2);
+    Tensor du = gd::autograd::grad({u.sum()}, {X}, {}, std::nullopt, true)[0];
+    Tensor u_xx = gd::autograd::grad({du.select(1, 0).sum()}, {X}, {}, std::nullopt, true)[0].select(1, 0);
+    Tensor loss = (u_xx * u_xx).mean() + (u * u).mean();
+    auto grads = gd::autograd::grad({loss}, {W1, B1, W2});
+    return std::vector<Tensor>{u, du, u_xx, loss, grads[0], grads[1], grads[2]};
+  };
+  auto cpu = run(gd::Device(gd::kCPU));
+  auto gpu = run(kGpu);
+  const char* names[] = {"u", "du/dx", "u_xx", "loss", "dW1", "db1", "dW2"};
+  for (size_t i = 0; i < cpu.size(); ++i) check_matches(cpu[i].detach(), gpu[i].detach(), names[i], 1e-12, 1e-12);
+}
+
+TEST_CASE("cuda: streams, events and the caching allocator") {
+  const int64_t before = gd::cuda::memory_allocated();
+  {
+    Tensor a = gd::empty({1024, 1024}, gd::TensorOptions().device(kGpu));
+    CHECK(gd::cuda::memory_allocated() >= before + 4 * 1024 * 1024);
+    CHECK(gd::cuda::memory_reserved() >= gd::cuda::memory_allocated());
+    CHECK(gd::cuda::max_memory_allocated() >= gd::cuda::memory_allocated());
+  }
+  CHECK(gd::cuda::memory_allocated() == before);
+  CHECK(gd::cuda::memory_summary().find("Allocated memory") != std::string::npos);
+
+  gd::cuda::Stream side = gd::cuda::getStreamFromPool();
+  CHECK_FALSE(side == gd::cuda::getDefaultCUDAStream());
+  Tensor x = gd::rand({1000, 100}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor gx = x.to(kGpu);
+  gd::cuda::Event start, done;
+  Tensor y;
+  {
+    gd::cuda::StreamGuard guard(side);
+    CHECK(gd::cuda::getCurrentCUDAStream() == side);
+    side.synchronize();
+    start.record();
+    y = (gx * 2.0).sum(1);
+    done.record();
+  }
+  CHECK(gd::cuda::getCurrentCUDAStream() == gd::cuda::getDefaultCUDAStream());
+  done.synchronize();
+  CHECK(done.query());
+  CHECK(start.elapsed_time(done) >= 0.0);
+  check_matches((x * 2.0).sum(1), y, "work on a side stream", 1e-13, 1e-13);
+}
