@@ -8,6 +8,7 @@
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/convolution.h"
+#include "engine/cuda.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
 #include "engine/io/safetensors.h"

@@ -595,6 +595,7 @@ int main(int argc, char** argv) {
 
   if (options.device.is_cuda()) {
     if (!gd::cuda::is_available()) usage_error("--device " + options.device.str() + ": no CUDA device is available");
+    if (options.device.index() < 0) options.device = gd::Device(gd::kCUDA, static_cast<int>(gd::cuda::current_device()));
     device_fields = ", \"device\": \"" + options.device.str() + " (" + gd::cuda::get_device_name() + ")\"";
   }
   for (const Workload& w : workloads()) {

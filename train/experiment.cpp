@@ -269,7 +269,8 @@ void build_pinn_experiment(Experiment& experiment, json& config, const std::stri
 Experiment build_experiment(json config, const std::string& base_dir) {
   Experiment experiment;
   if (text(config, "device") != "cpu")
-    throw Error("device: \"cuda\" needs the CUDA backend, which this build of gradiens does not have; use \"cpu\"");
+    throw Error("device: gradiens-train runs on \"cpu\" only so far: the CUDA backend does not yet cover every op a "
+                "run uses (losses with class targets, convolutions, the Taylor-mode PINN engine)");
   experiment.dtype = text(config, "dtype") == "float64" ? kFloat64 : kFloat32;
   set_num_threads(static_cast<int>(integer(config, "threads")));
   if (has(config, "pinn")) build_pinn_experiment(experiment, config, base_dir);

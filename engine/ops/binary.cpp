@@ -101,9 +101,8 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
     if constexpr (requires { F::squares; }) {
       cuda_seam::binary(F::cuda, out, ac, ac);
     } else {
-      Tensor sv = cuda_seam::scalar_on(out.device(), s, dt);
-      if constexpr (requires { F::reversed; }) cuda_seam::binary(F::cuda, out, sv, ac, alpha);
-      else cuda_seam::binary(F::cuda, out, ac, sv, alpha);
+      constexpr bool scalar_first = requires { F::reversed; };
+      cuda_seam::binary_scalar(F::cuda, out, ac, s.to_double(), scalar_first, alpha);
     }
     return out;
   }

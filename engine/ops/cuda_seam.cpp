@@ -80,10 +80,18 @@ void copy_across_devices(const Tensor& dst, const Tensor& src_in, bool non_block
 void binary(kc::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
   if (out.numel() == 0) return;
   IntArrayRef shape = out.sizes();
-  auto on_device = [&](const Tensor& t) { return t.device().is_cuda() ? t : scalar_on(out.device(), t.item(), t.dtype()); };
-  Tensor ad = on_device(a), bd = on_device(b);
-  kc::binary(op, out.dtype(), strided(out, shape), strided(ad, shape), strided(bd, shape), shape_of(shape), alpha,
+  // A 0-dim CPU operand is a scalar: passed by value.
+  if (!b.device().is_cuda()) return binary_scalar(op, out, a, b.item().to_double(), false, alpha);
+  if (!a.device().is_cuda()) return binary_scalar(op, out, b, a.item().to_double(), true, alpha);
+  kc::binary(op, out.dtype(), strided(out, shape), strided(a, shape), strided(b, shape), shape_of(shape), alpha,
              stream_of(out));
+}
+
+void binary_scalar(kc::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first, double alpha) {
+  if (out.numel() == 0) return;
+  IntArrayRef shape = out.sizes();
+  kc::binary_scalar(op, out.dtype(), strided(out, shape), strided(a, shape), shape_of(shape), scalar, scalar_first,
+                    alpha, stream_of(out));
 }
 
 void reduce(kc::Reduce op, const Tensor& x, const kernels::cpu::ReductionLayout& layout, const Tensor& out) {

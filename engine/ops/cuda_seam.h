@@ -27,6 +27,10 @@ void binary(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, const 
 // out (contiguous) = op over the reduced dims of x's layout (kept dims first).
 void reduce(kernels::cuda::Reduce op, const Tensor& x, const kernels::cpu::ReductionLayout& layout, const Tensor& out);
 
+// out = op(a, scalar), or op(scalar, a) when scalar_first; a broadcast to out.
+void binary_scalar(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first,
+                   double alpha = 1);
+
 // A one-element cuda tensor of `dtype` holding value, on `device` (filled on the
 // device's stream: no synchronisation).
 Tensor scalar_on(const Device& device, const Scalar& value, ScalarType dtype);

@@ -10,7 +10,9 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/lines.h"
+#include "engine/ops/reduce_util.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
 
@@ -61,10 +63,26 @@ void softmax_blocks(const T* src, T* dst, int64_t outer, int64_t n, int64_t inne
 // in a line makes the whole line NaN, as do +inf and an all -inf line (PyTorch's
 // results). The output line holds exp(x - max) until the sum is known; along a
 // contiguous line the exp is the vectorized one.
+// softmax on a cuda device from device ops: the line's max (a deterministic
+// reduction), exp of the shifted line, and its sum.
+template <bool Log>
+Tensor cuda_softmax(const Tensor& x, int64_t d) {
+  NoGradGuard no_grad;
+  if (x.numel() == 0) return empty(x.sizes(), x.options());
+  const DimVector dims{d};
+  Tensor max = empty(reduced_shape(x.sizes(), dims, true), x.options());
+  cuda_seam::reduce(kernels::cuda::Reduce::Max, x, reduction_layout(x, dims), max);
+  Tensor shifted = x - max;
+  if constexpr (Log) return shifted - log(exp(shifted).sum({d}, true));
+  Tensor e = exp(shifted);
+  return e / e.sum({d}, true);
+}
+
 template <bool Log>
 Tensor softmax_kernel(const Tensor& x, int64_t d) {
   // Note [Reduced floats compute in float32]
   if (is_reduced_floating_point(x.dtype())) return softmax_kernel<Log>(x.to(kFloat32), d).to(x.dtype());
+  if (x.device().is_cuda()) return cuda_softmax<Log>(x, d);
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
@@ -109,6 +127,12 @@ Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
                      "softmax backward got a gradient that does not match the output");
   if (is_reduced_floating_point(y.dtype()))
     return softmax_backward_kernel<Log>(g.to(kFloat32), y.to(kFloat32), d).to(y.dtype());
+  if (y.device().is_cuda()) {
+    // The same formulas as the CPU loops below, from device ops.
+    NoGradGuard no_grad;
+    if constexpr (Log) return g - exp(y) * g.sum({d}, true);
+    else return y * (g - (g * y).sum({d}, true));
+  }
   Tensor out = empty(y.sizes(), y.options());
   if (y.numel() == 0) return out;
   LineGeometry lg = line_geometry(g), ly = line_geometry(y), lo = line_geometry(out);

@@ -48,7 +48,7 @@ Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name, F f) {
   if (x.device().is_cuda()) {
     GD_CHECK(op == UnaryMath::Neg, fmt::format("{}: integer tensors on CUDA are not supported yet", name));
     Tensor out = empty(x.sizes(), x.options());
-    cuda_seam::binary(kernels::cuda::Binary::Sub, out, cuda_seam::scalar_on(x.device(), 0, x.dtype()), x);
+    cuda_seam::binary_scalar(kernels::cuda::Binary::Sub, out, x, 0, /*scalar_first=*/true);
     return out;
   }
   Tensor out = empty(x.sizes(), x.options());

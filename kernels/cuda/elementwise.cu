@@ -229,6 +229,21 @@ struct BinaryElement {
   }
 };
 
+// One operand is a host scalar passed by value: no device buffer, no extra launch.
+template <class T>
+struct BinaryScalarElement {
+  Binary op;
+  T* out;
+  const T* a;
+  T scalar;
+  bool scalar_first;
+  T alpha;
+  __device__ void operator()(const int64_t (&offsets)[2]) const {
+    const T x = a[offsets[1]];
+    out[offsets[0]] = scalar_first ? binary_value(op, scalar, x, alpha) : binary_value(op, x, scalar, alpha);
+  }
+};
+
 const char* binary_name(Binary op) {
   switch (op) {
     case Binary::Add: return "add";
@@ -421,6 +436,33 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
                                   BinaryElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
                                                    static_cast<const T*>(b.data), static_cast<T>(alpha)},
                                   stream);
+  };
+  switch (dtype) {
+    case ScalarType::Float32: return launch.template operator()<float>();
+    case ScalarType::Float64: return launch.template operator()<double>();
+    case ScalarType::Int32:
+    case ScalarType::Int64: {
+      const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
+                              op == Binary::Maximum || op == Binary::Minimum;
+      GD_CHECK(integer_op, std::string(binary_name(op)) + ": not implemented for dtype " +
+                               std::string(dtype_name(dtype)) + " on CUDA");
+      if (dtype == ScalarType::Int32) return launch.template operator()<int32_t>();
+      return launch.template operator()<int64_t>();
+    }
+    default: throw_unsupported_cuda_dtype(binary_name(op), dtype);
+  }
+}
+
+void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Shape& shape, double scalar,
+                   bool scalar_first, double alpha, StreamHandle stream) {
+  check_shape(shape, binary_name(op));
+  const int64_t* const strides[2] = {out.strides, a.strides};
+  auto launch = [&]<class T>() {
+    launch_strided_elementwise<2>(
+        shape, strides,
+        BinaryScalarElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data), static_cast<T>(scalar),
+                               scalar_first, static_cast<T>(alpha)},
+        stream);
   };
   switch (dtype) {
     case ScalarType::Float32: return launch.template operator()<float>();

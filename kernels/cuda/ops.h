@@ -64,6 +64,11 @@ enum class Binary {
 void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
             double alpha, StreamHandle stream);
 
+// binary() with b (or, when scalar_first, a) a host scalar of `dtype`: the
+// same values as a 0-dim operand holding it, without a device buffer for it.
+void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Shape& shape, double scalar,
+                   bool scalar_first, double alpha, StreamHandle stream);
+
 enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
 // out (bool) = a op b over `shape`, a and b of `dtype` (any dtype); any strides.
 void compare(Compare op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,

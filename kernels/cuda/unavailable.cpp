@@ -61,6 +61,9 @@ void unary_math(UnaryMath, ScalarType, const void*, void*, int64_t, StreamHandle
 void binary(Binary, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, double, StreamHandle) {
   unavailable();
 }
+void binary_scalar(Binary, ScalarType, const Strided&, const Strided&, const Shape&, double, bool, double, StreamHandle) {
+  unavailable();
+}
 void compare(Compare, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, StreamHandle) {
   unavailable();
 }

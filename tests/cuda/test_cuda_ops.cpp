@@ -297,3 +297,60 @@ TEST_CASE("cuda: streams, events and the caching allocator") {
   CHECK(start.elapsed_time(done) >= 0.0);
   check_matches((x * 2.0).sum(1), y, "work on a side stream", 1e-13, 1e-13);
 }
+
+TEST_CASE("cuda: softmax and log_softmax, forward and backward, match the CPU") {
+  gd::manual_seed(13);
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    Tensor x = gd::randn({33, 10, 7}, gd::TensorOptions().dtype(dt)) * 4.0;
+    Tensor g = gd::randn({33, 10, 7}, gd::TensorOptions().dtype(dt));
+    const double tol = dt == gd::kFloat64 ? 1e-13 : 2e-6;
+    for (int64_t dim : {0, 1, 2}) {
+      for (bool log : {false, true}) {
+        auto run = [&](const gd::Device& device) {
+          Tensor xd = x.to(device).requires_grad_();
+          Tensor y = log ? gd::log_softmax(xd, dim) : gd::softmax(xd, dim);
+          Tensor gx = gd::autograd::grad({y}, {xd}, {g.to(device)})[0];
+          return std::pair{y.detach(), gx};
+        };
+        auto [y_cpu, g_cpu] = run(gd::Device(gd::kCPU));
+        auto [y_gpu, g_gpu] = run(kGpu);
+        const std::string what = fmt::format("{} dim {} {}", log ? "log_softmax" : "softmax", dim, gd::dtype_name(dt));
+        check_matches(y_cpu, y_gpu, what, tol, tol);
+        check_matches(g_cpu, g_gpu, what + " backward", tol, tol);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: the same seed draws the same numbers and dropout masks on both devices") {
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    auto opt = gd::TensorOptions().dtype(dt);
+    gd::manual_seed(17);
+    Tensor u_cpu = gd::rand({1000}, opt), n_cpu = gd::randn({1001}, opt);
+    Tensor d_cpu = gd::dropout(gd::ones({64, 33}, opt), 0.3, true);
+    gd::manual_seed(17);
+    Tensor u_gpu = gd::rand({1000}, opt.device(kGpu)), n_gpu = gd::randn({1001}, opt.device(kGpu));
+    Tensor d_gpu = gd::dropout(gd::ones({64, 33}, opt.device(kGpu)), 0.3, true);
+    CHECK(u_gpu.is_cuda());
+    CHECK(gd::equal(u_gpu.cpu(), u_cpu));
+    CHECK(gd::equal(n_gpu.cpu(), n_cpu));
+    CHECK(gd::equal(d_gpu.cpu(), d_cpu));
+  }
+}
+
+TEST_CASE("cuda: scalar operands of every binary op match the CPU, on either side") {
+  gd::manual_seed(19);
+  Tensor x = gd::rand({40, 9}, gd::TensorOptions().dtype(gd::kFloat64)) + 0.25;
+  Tensor g = x.to(kGpu);
+  check_matches(x + 2.5, g + 2.5, "add scalar");
+  check_matches(x - 2.5, g - 2.5, "sub scalar");
+  check_matches(2.5 - x, 2.5 - g, "rsub scalar");
+  check_matches(x / 3.0, g / 3.0, "div scalar");
+  check_matches(3.0 / x, 3.0 / g, "rdiv scalar");
+  check_matches(gd::pow(x, 1.5), gd::pow(g, 1.5), "pow scalar", 8e-16, 1e-15);
+  check_matches(gd::pow(2.0, x), gd::pow(2.0, g), "rpow scalar", 8e-16, 1e-15);
+  check_matches(-x, -g, "neg");
+  Tensor i = gd::arange(10);
+  CHECK(gd::equal((i.to(kGpu) * 3 + 1).cpu(), i * 3 + 1));
+  CHECK(gd::equal((-i.to(kGpu)).cpu(), -i));
+}
