@@ -429,10 +429,11 @@ void mlp_f32_50steps(const Options& options) {
   gd::manual_seed(0);
   const std::vector<int64_t> widths{784, 512, 256, 10};
   gd::nn::Sequential net = mlp(widths, /*tanh=*/false);
+  net->to(options.device);
   gd::optim::Adam opt(net->parameters(), gd::optim::AdamOptions(1e-3));
   const int64_t steps = 50, batch = 128;
-  gd::Tensor xs = gd::randn({steps, batch, 784});
-  gd::Tensor ys = gd::randint(0, 10, {steps, batch});
+  gd::Tensor xs = gd::randn({steps, batch, 784}).to(options.device);
+  gd::Tensor ys = gd::randint(0, 10, {steps, batch}).to(options.device);
   Timing t = time_calls(
       [&] {
         for (int64_t i = 0; i < steps; ++i) {
@@ -441,6 +442,7 @@ void mlp_f32_50steps(const Options& options) {
           loss.backward();
           opt.step();
         }
+        options.sync();
       },
       1, options.repeat > 0 ? options.repeat : 5);
   double macs = 0, later_macs = 0;
@@ -507,7 +509,7 @@ const std::vector<Workload>& workloads() {
       {"pinn_burgers_taylor_f64", [](const Options& options) { pinn_burgers(options, true); }},
       {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }, true},
       {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
-      {"mlp_f32_50steps", mlp_f32_50steps},
+      {"mlp_f32_50steps", mlp_f32_50steps, true},
       {"op_overhead_5000", op_overhead_5000, true},
       {"cnn_f32_20steps", cnn_f32_20steps},
       {"lstm_packed_f32", lstm_packed_f32},

@@ -27,8 +27,16 @@ GRADIENS_REQUIRE_CUDA=1 timeout 300 "$bundle/test_cuda" --duration=true 2>&1 | t
   | tee -a "$report/report.txt"
 echo "test_cuda exit code: ${PIPESTATUS[0]}" | tee -a "$report/report.txt"
 
+# compute-sanitizer over the op sweep, with the caching allocator off so that
+# it sees every allocation (it refuses the device on some virtual machines).
+if command -v compute-sanitizer >/dev/null; then
+  echo "== compute-sanitizer memcheck (op sweep)" | tee -a "$report/report.txt"
+  GRADIENS_CUDA_NO_CACHING=1 timeout 150 compute-sanitizer --tool memcheck --print-limit 5 "$bundle/test_cuda" \
+    -tc='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*' 2>&1 | tail -6 | tee -a "$report/report.txt"
+fi
+
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
-workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64
+workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps
 timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
 PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "$workloads" 2>&1 | tee -a "$report/bench.jsonl" \

@@ -51,9 +51,9 @@ struct Lt { static constexpr auto cuda = kernels::cuda::Compare::Lt; template <c
 struct Le { static constexpr auto cuda = kernels::cuda::Compare::Le; template <class T> bool operator()(T x, T y) const { return x <= y; } };
 struct Gt { static constexpr auto cuda = kernels::cuda::Compare::Gt; template <class T> bool operator()(T x, T y) const { return x > y; } };
 struct Ge { static constexpr auto cuda = kernels::cuda::Compare::Ge; template <class T> bool operator()(T x, T y) const { return x >= y; } };
-struct And { template <class T> bool operator()(T x, T y) const { return x && y; } };
-struct Or { template <class T> bool operator()(T x, T y) const { return x || y; } };
-struct Xor { template <class T> bool operator()(T x, T y) const { return bool(x) != bool(y); } };
+struct And { static constexpr auto cuda = kernels::cuda::Compare::And; template <class T> bool operator()(T x, T y) const { return x && y; } };
+struct Or { static constexpr auto cuda = kernels::cuda::Compare::Or; template <class T> bool operator()(T x, T y) const { return x || y; } };
+struct Xor { static constexpr auto cuda = kernels::cuda::Compare::Xor; template <class T> bool operator()(T x, T y) const { return bool(x) != bool(y); } };
 
 template <class Pred>
 Tensor predicate(const Tensor& x, std::string_view op, Pred pred) {
@@ -151,6 +151,7 @@ Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(a, b, "log
 Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_or", Or{}); }
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Xor{}); }
 Tensor logical_not(const Tensor& x) {
+  if (x.device().is_cuda()) return eq(x, 0);  // nonzero is true (NaN too)
   return predicate(x, "logical_not", [](auto v) { return !static_cast<bool>(v); });
 }
 Tensor isnan(const Tensor& x) {

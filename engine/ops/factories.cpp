@@ -68,6 +68,8 @@ Tensor scalar_tensor(Scalar value, const TensorOptions& options) {
 Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
 
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
+  if (options.device().is_cuda())  // made on the host, then copied
+    return finish(eye(n, m, options.device(Device(kCPU)).requires_grad(false)).to(options.device()), options);
   GD_CHECK(n >= 0 && m >= 0, fmt::format("eye: n and m must be non-negative, got {} and {}", n, m));
   Tensor t = zeros({n, m}, options.requires_grad(false));
   dispatch_all(t.dtype(), "eye", [&]<class T>() {
@@ -80,6 +82,9 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
 Tensor arange(Scalar end, const TensorOptions& options) { return arange(0, end, 1, options); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options) {
+  if (options.device().is_cuda())  // made on the host, then copied
+    return finish(arange(start, end, step, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
+                  options);
   bool integral = start.is_integral() && end.is_integral() && step.is_integral();
   ScalarType dt = options.has_dtype() ? options.dtype() : integral ? kInt64 : kFloat32;
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
@@ -99,6 +104,9 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
+  if (options.device().is_cuda())  // made on the host, then copied
+    return finish(linspace(start, end, steps, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
+                  options);
   GD_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
   Tensor t = empty({steps}, options.requires_grad(false));
   dispatch_numeric_and_reduced(t.dtype(), "linspace", [&]<class T>() {

@@ -277,6 +277,9 @@ struct CompareElement {
       case Compare::Le: result = x <= y; break;
       case Compare::Gt: result = x > y; break;
       case Compare::Ge: result = x >= y; break;
+      case Compare::And: result = (x != 0) && (y != 0); break;
+      case Compare::Or: result = (x != 0) || (y != 0); break;
+      case Compare::Xor: result = (x != 0) != (y != 0); break;
     }
     out[offsets[0]] = result;
   }

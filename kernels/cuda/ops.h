@@ -69,8 +69,9 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
 void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Shape& shape, double scalar,
                    bool scalar_first, double alpha, StreamHandle stream);
 
-enum class Compare { Eq, Ne, Lt, Le, Gt, Ge };
+enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
 // out (bool) = a op b over `shape`, a and b of `dtype` (any dtype); any strides.
+// And, Or and Xor are logical: an operand counts as true when it is nonzero.
 void compare(Compare op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
              StreamHandle stream);
 

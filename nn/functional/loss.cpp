@@ -136,7 +136,7 @@ IndexTarget index_target(const Tensor& input, const Tensor& target, const Tensor
   Tensor valid = target64 != ignore_index;
   Tensor out_of_bounds = valid & ((target64 < 0) | (target64 >= classes));
   if (out_of_bounds.any().item<bool>()) {
-    int64_t first = target64.masked_select(out_of_bounds).index({0}).item<int64_t>();
+    int64_t first = target64.cpu().masked_select(out_of_bounds.cpu()).index({0}).item<int64_t>();
     throw Error(fmt::format("Target {} is out of bounds.", first));
   }
   Tensor safe = target64.masked_fill(valid.logical_not(), 0);
@@ -150,7 +150,18 @@ IndexTarget index_target(const Tensor& input, const Tensor& target, const Tensor
 // PyTorch's weighted mean: the sum over the sum of the counted entries' weights.
 Tensor nll_of(const Tensor& log_probs, const IndexTarget& t, bool weighted, Reduction reduction) {
   const int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
-  Tensor picked = log_probs.gather(class_dim, t.safe.unsqueeze(class_dim)).squeeze(class_dim);
+  Tensor picked;
+  if (log_probs.device().is_cuda()) {
+    // No gather kernel on CUDA yet: the target's entry picked by a one-hot
+    // product, whose gradient is the one-hot itself (the same as gather's).
+    DimVector class_shape(static_cast<size_t>(log_probs.dim()), 1);
+    class_shape[static_cast<size_t>(class_dim)] = log_probs.size(class_dim);
+    Tensor classes = arange(log_probs.size(class_dim), TensorOptions().device(log_probs.device())).reshape(class_shape);
+    Tensor one_hot = (classes == t.safe.unsqueeze(class_dim)).to(log_probs.dtype());
+    picked = (log_probs * one_hot).sum({class_dim});
+  } else {
+    picked = log_probs.gather(class_dim, t.safe.unsqueeze(class_dim)).squeeze(class_dim);
+  }
   // where, not a product with the 0/1 mask, so an ignored -inf log-probability
   // gives 0 and sends no NaN back through the gather.
   Tensor loss = where(t.valid, weighted ? -picked * t.weight : -picked, 0.0);

@@ -97,3 +97,30 @@ TEST_CASE("cuda: a Burgers PINN trains the same on the CPU and the GPU (float64,
   };
   check_same_curve(train(make(), gd::Device(gd::kCPU), 200, loss_of), train(make(), gd::Device("cuda:0"), 200, loss_of));
 }
+
+TEST_CASE("cuda: a ReLU classifier with cross-entropy trains the same on the CPU and the GPU (float64, 100 Adam steps)") {
+  gd::manual_seed(5);
+  Tensor x = gd::randn({128, 20}, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor y = gd::randint(0, 7, {128});
+  auto make = [] {
+    gd::manual_seed(6);
+    gd::nn::Sequential net(gd::nn::Linear(20, 64), gd::nn::ReLU(), gd::nn::Dropout(0.2), gd::nn::Linear(64, 7));
+    net->to(gd::kFloat64);
+    return net;
+  };
+  auto loss_of = [&](gd::nn::Sequential& net, const gd::Device& device) {
+    return gd::nn::functional::cross_entropy(net->forward(x.to(device)), y.to(device));
+  };
+  // Dropout draws the same masks on both devices from the same seed.
+  gd::manual_seed(7);
+  std::vector<double> cpu = train(make(), gd::Device(gd::kCPU), 100, loss_of);
+  gd::manual_seed(7);
+  std::vector<double> gpu = train(make(), gd::Device("cuda:0"), 100, loss_of);
+  check_same_curve(cpu, gpu);
+  // A class index out of range is an error on the GPU as on the CPU.
+  gd::nn::Sequential net = make();
+  net->to(gd::Device("cuda:0"));
+  CHECK_THROWS_WITH_AS(gd::nn::functional::cross_entropy(net->forward(x.to(gd::Device("cuda:0"))),
+                                                         gd::full({128}, 9, gd::kInt64).to(gd::Device("cuda:0"))),
+                       "Target 9 is out of bounds.", gd::Error);
+}
