@@ -21,6 +21,7 @@
 
 #include "data/collate.h"
 #include "data/samplers.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gradiens::data {
 
@@ -42,6 +43,19 @@ concept StreamDataset = !MapStyleDataset<D> && requires(D& d) {
 };
 
 namespace detail {
+
+// Copies the tensors of a batch into page-locked memory (DataLoaderOptions::pin_memory).
+template <class Batch>
+void pin_batch(Batch& batch) {
+  if constexpr (std::is_same_v<Batch, Tensor>) {
+    if (batch.defined() && batch.is_cpu()) batch = batch.pin_memory();
+  } else if constexpr (requires { batch.data; batch.target; }) {
+    pin_batch(batch.data);
+    pin_batch(batch.target);
+  } else if constexpr (requires { batch.begin(); batch.end(); }) {
+    for (auto& item : batch) pin_batch(item);
+  }
+}
 
 // The options that do not depend on the collate's type.
 struct LoaderSettings {
@@ -76,9 +90,11 @@ struct LoaderSettings {
 // timeout        seconds to wait for a batch from the workers before an error
 //                (0: forever); like PyTorch, it does not apply with num_workers 0.
 // seed           the shuffle seed; unset, one is drawn from the default generator.
-// pin_memory     accepted for PyTorch compatibility and currently does nothing:
-//                gradiens has no CUDA device yet, so there is no page-locked
-//                memory to copy batches into. It will once the CUDA allocator exists.
+// pin_memory     the batch's tensors (a Tensor, an Example's data and target, or
+//                a container of them) are copied into page-locked memory by the
+//                worker, so that to(kCUDA, non_blocking = true) does not make the
+//                training loop wait. Without a CUDA device it does nothing (as
+//                PyTorch, which warns).
 template <class Collate = DefaultCollate>
 class DataLoaderOptions {
  public:
@@ -482,8 +498,9 @@ class DataLoader {
     BatchType make_batch(std::vector<ExampleType>&& samples, std::optional<size_t> worker, size_t batch,
                          const std::vector<size_t>& indices) {
       try {
-        if (!core_->batching) return convert(std::move(samples.front()));
-        return core_->collate(std::move(samples));
+        BatchType out = core_->batching ? core_->collate(std::move(samples)) : convert(std::move(samples.front()));
+        if (core_->settings.pin_memory && kernels::cuda::is_available()) detail::pin_batch(out);
+        return out;
       } catch (const std::exception& e) {
         detail::throw_batch_error(worker, batch, indices, e.what());
       } catch (...) {

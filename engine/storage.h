@@ -32,6 +32,9 @@ class StorageImpl {
   const Device& device() const { return device_; }
   uint32_t version() const { return version_; }
   void bump_version() { ++version_; }
+  // Page-locked host memory (Tensor::pin_memory).
+  bool is_pinned() const { return pinned_; }
+  void set_pinned(bool pinned) { pinned_ = pinned; }
 
  private:
   void* data_;
@@ -40,6 +43,7 @@ class StorageImpl {
   std::function<void(void*)> deleter_;  // empty: the caching allocator owns data_
   bool owned_by_allocator_;
   uint32_t version_ = 0;
+  bool pinned_ = false;
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

@@ -18,6 +18,10 @@
 #include "engine/tensor_impl.h"
 #include "engine/tensor_options.h"
 
+namespace gradiens::cuda {
+class Stream;
+}  // namespace gradiens::cuda
+
 namespace gradiens {
 
 class Node;
@@ -129,6 +133,13 @@ class Tensor {
   Tensor to(const TensorOptions& options, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor cuda() const { return to(Device(kCUDA)); }
+  // A copy in page-locked host memory (needs a CUDA device), from which
+  // to(kCUDA, non_blocking = true) copies without making the host wait.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
+  // The cuda tensor's memory is also used by work queued on `stream`: the
+  // caching allocator reuses it only after that work, as PyTorch's record_stream.
+  void record_stream(const cuda::Stream& stream) const;
   // The tensor itself when it is already contiguous in `memory_format`, else a copy that is.
   Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
   // A copy; Preserve keeps the strides of a dense non-overlapping tensor (a

@@ -5,11 +5,13 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/cuda.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gradiens {
 
@@ -207,6 +209,25 @@ Tensor Tensor::to(const TensorOptions& options, bool copy) const {
   Tensor t = options.has_device() ? to(options.device(), false, copy) : *this;
   if (options.has_dtype()) t = t.to(options.dtype(), copy && !options.has_device());
   return t;
+}
+
+Tensor Tensor::pin_memory() const {
+  GD_CHECK(device().is_cpu(), fmt::format("cannot pin '{}' only dense CPU tensors can be pinned", toString()));
+  if (is_pinned()) return *this;
+  GD_CHECK(kernels::cuda::is_available(), "pin_memory: page-locked memory needs a CUDA device, and none is available");
+  const size_t bytes = static_cast<size_t>(numel()) * element_size();
+  void* memory = kernels::cuda::pinned_malloc(bytes);
+  Tensor out = from_blob(memory, sizes(), [](void* p) { kernels::cuda::pinned_free(p); }, options());
+  out.storage()->set_pinned(true);
+  copy_data(out, *this);
+  return out;
+}
+
+bool Tensor::is_pinned() const { return storage()->is_pinned(); }
+
+void Tensor::record_stream(const cuda::Stream& stream) const {
+  GD_CHECK(device().is_cuda(), "record_stream: the tensor is not on a cuda device");
+  kernels::cuda::record_stream(storage()->data(), device().index(), stream.stream());
 }
 
 // Tensor::contiguous(memory_format) is in engine/ops/memory_format.cpp.

@@ -9,6 +9,7 @@
 #include "engine/memory_format.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/cuda/runtime.h"
 
 namespace gradiens {
 
@@ -82,9 +83,6 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
 Tensor arange(Scalar end, const TensorOptions& options) { return arange(0, end, 1, options); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options) {
-  if (options.device().is_cuda())  // made on the host, then copied
-    return finish(arange(start, end, step, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
-                  options);
   bool integral = start.is_integral() && end.is_integral() && step.is_integral();
   ScalarType dt = options.has_dtype() ? options.dtype() : integral ? kInt64 : kFloat32;
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
@@ -94,6 +92,17 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
   int64_t n = integral ? (end.to_long() - start.to_long() + step.to_long() - (step.to_long() > 0 ? 1 : -1)) /
                              step.to_long()
                        : static_cast<int64_t>(std::ceil((e - s) / st));
+  if (options.device().is_cuda()) {
+    if (integral && (dt == kInt64 || dt == kInt32)) {  // on the device: no transfer, no wait
+      Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
+      kernels::cuda::integer_range(dt, t.data_ptr(), n, start.to_long(), step.to_long(),
+                                   kernels::cuda::current_stream(t.device().index()));
+      return finish(t, options.dtype(dt));
+    }
+    // Made on the host, then copied.
+    return finish(arange(start, end, step, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
+                  options.dtype(dt));
+  }
   Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
   dispatch_numeric_and_reduced(dt, "arange", [&]<class T>() {
     T* p = t.cpu_data_ptr<T>();

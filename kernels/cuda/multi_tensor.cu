@@ -266,14 +266,75 @@ class StreamOrderedBuffer {
 
 constexpr size_t round_up(size_t bytes, size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 
-// Stages the slot table, the slot ends and the rounded scalars in one device
-// buffer (one allocation, one copy), then launches the kernel.
+// Up to kChunkSlots slots and kChunkScalars scalar entries travel inside the
+// kernel's parameters (about 2 KB, under the 4 KB every architecture takes), so
+// an update needs no host-to-device copy: a copy from pageable memory would
+// wait for the stream, and the host would stop queueing work behind it. The
+// parameter is a __grid_constant__, so indexing it reads the parameter space
+// instead of copying the chunk into each thread's local memory.
+constexpr int kChunkSlots = 24;
+constexpr int kChunkScalars = 4;
+
+template <class T, class Scalars>
+struct SlotChunk {
+  TensorSlot<T> slots[kChunkSlots];  // offsets relative to the chunk's first element
+  int64_t ends[kChunkSlots];
+  int64_t count;
+  Scalars scalars[kChunkScalars];
+};
+
+template <class T, class Update>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    multi_tensor_chunk_kernel(const __grid_constant__ SlotChunk<T, typename Update::Scalars> chunk, int64_t numel,
+                              Update update) {
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < numel; j += stride) {
+    int64_t low = 0, high = chunk.count;
+    while (low < high) {
+      const int64_t middle = low + (high - low) / 2;
+      if (chunk.ends[middle] <= j)
+        low = middle + 1;
+      else
+        high = middle;
+    }
+    const TensorSlot<T> slot = chunk.slots[low];
+    update(slot, j - slot.offset, chunk.scalars);
+  }
+}
+
+// Stages the slot table, the slot ends and the rounded scalars: in the
+// kernel's parameters, chunk by chunk, when the scalar table is small (the
+// usual case: one entry per distinct step count), else in one device buffer
+// (one allocation, one copy) before a single launch.
 template <class T, class Update, class KernelScalars>
 void launch_update(const TensorList<T>& list, const KernelScalars* host_scalars, size_t scalar_count, Update update,
                    cudaStream_t stream) {
   using Scalars = typename Update::Scalars;
   static_assert(std::is_trivially_copyable_v<TensorSlot<T>> && std::is_trivially_copyable_v<Scalars>);
   const size_t slot_count = list.slots.size();
+  if (scalar_count <= static_cast<size_t>(kChunkScalars)) {
+    static_assert(sizeof(SlotChunk<T, Scalars>) <= 4000, "the chunk must fit the kernel parameter space");
+    SlotChunk<T, Scalars> chunk{};
+    for (size_t k = 0; k < scalar_count; ++k) chunk.scalars[k] = round_scalars<T>(host_scalars[k]);
+    for (size_t first = 0; first < slot_count; first += kChunkSlots) {
+      const size_t count = std::min<size_t>(kChunkSlots, slot_count - first);
+      const int64_t base = list.slots[first].offset;
+      int64_t end = base;
+      for (size_t k = 0; k < count; ++k) {
+        TensorSlot<T> slot = list.slots[first + k];
+        slot.offset -= base;
+        chunk.slots[k] = slot;
+        end = list.slots[first + k].offset + list.slots[first + k].numel;
+        chunk.ends[k] = end - base;
+      }
+      chunk.count = static_cast<int64_t>(count);
+      const int64_t numel = end - base;
+      if (numel == 0) continue;
+      multi_tensor_chunk_kernel<T, Update><<<blocks_for(numel), kThreadsPerBlock, 0, stream>>>(chunk, numel, update);
+      GD_CUDA_LAUNCH_CHECK();
+    }
+    return;
+  }
   const size_t slots_at = 0;
   const size_t ends_at = round_up(slots_at + slot_count * sizeof(TensorSlot<T>), alignof(int64_t));
   const size_t scalars_at = round_up(ends_at + slot_count * sizeof(int64_t), alignof(Scalars));

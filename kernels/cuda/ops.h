@@ -38,6 +38,9 @@ struct Strided {
 // out[i] = value for n contiguous elements of any dtype (bool: value != 0).
 void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle stream);
 
+// out[i] = start + i * step for n contiguous int32/int64 elements.
+void integer_range(ScalarType dtype, void* out, int64_t n, int64_t start, int64_t step, StreamHandle stream);
+
 // dst = src elementwise over `shape`, converting src_dtype to dst_dtype as a
 // static_cast would (float to bool is != 0; float16/bfloat16 round to nearest
 // even). Any strides; dst and src must not overlap.

@@ -56,6 +56,7 @@ bool allow_tf32() { return tf32_allowed; }
 std::string device_name(int) { unavailable(); }
 
 void fill(ScalarType, void*, int64_t, double, StreamHandle) { unavailable(); }
+void integer_range(ScalarType, void*, int64_t, int64_t, int64_t, StreamHandle) { unavailable(); }
 void copy(ScalarType, const Strided&, ScalarType, const Strided&, const Shape&, StreamHandle) { unavailable(); }
 void unary_math(UnaryMath, ScalarType, const void*, void*, int64_t, StreamHandle) { unavailable(); }
 void binary(Binary, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, double, StreamHandle) {

@@ -354,3 +354,39 @@ TEST_CASE("cuda: scalar operands of every binary op match the CPU, on either sid
   CHECK(gd::equal((i.to(kGpu) * 3 + 1).cpu(), i * 3 + 1));
   CHECK(gd::equal((-i.to(kGpu)).cpu(), -i));
 }
+
+TEST_CASE("cuda: pinned memory, non-blocking copies, record_stream and device factories") {
+  Tensor x = gd::arange(1000, gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor pinned = x.pin_memory();
+  CHECK(pinned.is_pinned());
+  CHECK_FALSE(x.is_pinned());
+  CHECK(gd::equal(pinned, x));
+  Tensor g = pinned.to(kGpu, /*non_blocking=*/true);
+  gd::cuda::synchronize();
+  CHECK(gd::equal(g.cpu(), x));
+  // A loader with pin_memory hands over pinned batches.
+  auto loader = gd::data::make_data_loader(std::make_shared<gd::data::TensorDataset>(x.reshape({100, 10}), gd::zeros({100})),
+                                           gd::data::DataLoaderOptions().batch_size(25).pin_memory(true));
+  int batches = 0;
+  for (auto& batch : loader) {
+    CHECK(batch.data.is_pinned());
+    CHECK(batch.target.is_pinned());
+    ++batches;
+  }
+  CHECK(batches == 4);
+  // record_stream: memory used on a side stream is reused only after that work.
+  gd::cuda::Stream side = gd::cuda::getStreamFromPool();
+  {
+    Tensor t = gd::ones({1 << 20}, gd::TensorOptions().device(kGpu));
+    {
+      gd::cuda::StreamGuard guard(side);
+      Tensor s = (t * 2.0).sum();
+      t.record_stream(side);
+    }
+  }
+  side.synchronize();
+  // Integer ranges are made on the device.
+  CHECK(gd::equal(gd::arange(3, 30, 4, gd::TensorOptions().device(kGpu)).cpu(), gd::arange(3, 30, 4)));
+  CHECK(gd::equal(gd::linspace(0, 1, 7, gd::TensorOptions().device(kGpu)).cpu(), gd::linspace(0, 1, 7)));
+  CHECK(gd::equal(gd::eye(4, gd::TensorOptions().device(kGpu)).cpu(), gd::eye(4)));
+}
