@@ -19,7 +19,8 @@ namespace {
 // derivative checked by gradcheck, as gradgradcheck does).
 std::vector<Tensor> evaluate(const TensorFunction& fn, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> out = fn(inputs);
-  for (auto& t : out) t = t.detach().to(kFloat64, /*copy=*/true).contiguous();
+  // Copies on the CPU, whatever device the function ran on.
+  for (auto& t : out) t = t.detach().to(Device(kCPU), kFloat64, false, /*copy=*/true).contiguous();
   return out;
 }
 
@@ -42,7 +43,7 @@ std::vector<Tensor> forward_column(const TensorFunction& fn, const std::vector<T
   std::vector<Tensor> columns;
   for (const Tensor& out : fn(duals)) {
     Tensor t = forward_ad::unpack_dual(out).tangent;
-    columns.push_back(t.defined() ? t.detach().to(kFloat64, /*copy=*/true).contiguous()
+    columns.push_back(t.defined() ? t.detach().to(Device(kCPU), kFloat64, false, /*copy=*/true).contiguous()
                                   : zeros(out.sizes(), TensorOptions().dtype(kFloat64)));
   }
   return columns;
@@ -99,7 +100,7 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
         auto grads = grad({out}, diff_inputs, {seed}, /*retain_graph=*/true, false, /*allow_unused=*/true);
         for (size_t j = 0; j < diff_inputs.size(); ++j) {
           if (!grads[j].defined()) continue;
-          Tensor g = grads[j].to(kFloat64).contiguous();
+          Tensor g = grads[j].to(kFloat64).cpu().contiguous();
           GD_CHECK(g.sizes() == diff_inputs[j].sizes(),
                    fmt::format("gradcheck: gradient of input {} has shape {} but the input has {}", diff_index[j],
                                shape_to_string(g.sizes()), shape_to_string(diff_inputs[j].sizes())));
@@ -121,13 +122,26 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
           offset += (rem % x.sizes()[d]) * x.strides()[d];
           rem /= x.sizes()[d];
         }
-        double* elem = static_cast<double*>(flat.cpu_data_ptr()) + offset;
-        double original = *elem;
-        *elem = original + options.eps;
-        std::vector<Tensor> plus = evaluate(fn, inputs);
-        *elem = original - options.eps;
-        std::vector<Tensor> minus = evaluate(fn, inputs);
-        *elem = original;
+        std::vector<Tensor> plus, minus;
+        if (flat.device().is_cpu()) {
+          double* elem = static_cast<double*>(flat.cpu_data_ptr()) + offset;
+          double original = *elem;
+          *elem = original + options.eps;
+          plus = evaluate(fn, inputs);
+          *elem = original - options.eps;
+          minus = evaluate(fn, inputs);
+          *elem = original;
+        } else {
+          // On a device the element is written through a one-element view.
+          NoGradGuard no_grad;
+          Tensor elem = flat.as_strided({}, {}, flat.storage_offset() + offset);
+          const double original = elem.item<double>();
+          elem.fill_(original + options.eps);
+          plus = evaluate(fn, inputs);
+          elem.fill_(original - options.eps);
+          minus = evaluate(fn, inputs);
+          elem.fill_(original);
+        }
         const double* pp = plus[o].cpu_data_ptr<double>();
         const double* pm = minus[o].cpu_data_ptr<double>();
         Tensor column;
@@ -163,7 +177,7 @@ bool gradgradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, 
     Tensor g = empty(outputs[o].sizes(), TensorOptions().dtype(kFloat64));
     double* p = g.cpu_data_ptr<double>();
     for (int64_t k = 0; k < g.numel(); ++k) p[k] = 0.5 + 0.37 * static_cast<double>((k * 7 + o * 3) % 11) / 11.0;
-    grad_outputs.push_back(g);
+    grad_outputs.push_back(g.to(outputs[o].device()));
   }
   TensorFunction first_derivative = [&](const std::vector<Tensor>& xs) {
     std::vector<Tensor> outs = fn(xs);

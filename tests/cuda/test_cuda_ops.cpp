@@ -390,3 +390,47 @@ TEST_CASE("cuda: pinned memory, non-blocking copies, record_stream and device fa
   CHECK(gd::equal(gd::linspace(0, 1, 7, gd::TensorOptions().device(kGpu)).cpu(), gd::linspace(0, 1, 7)));
   CHECK(gd::equal(gd::eye(4, gd::TensorOptions().device(kGpu)).cpu(), gd::eye(4)));
 }
+
+TEST_CASE("cuda: gradcheck and gradgradcheck pass on the GPU in float64") {
+  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+  const std::vector<std::pair<std::string, Fn>> cases = {
+      {"tanh(a) * b", [](const std::vector<Tensor>& v) { return gd::tanh(v[0]) * v[1]; }},
+      {"sigmoid(a) / (b + 3)", [](const std::vector<Tensor>& v) { return gd::sigmoid(v[0]) / (v[1] + 3.0); }},
+      {"a mm b^T", [](const std::vector<Tensor>& v) { return v[0].mm(v[1].t()); }},
+      {"sum of exp over dim 1", [](const std::vector<Tensor>& v) { return gd::exp(v[0] - v[1]).sum(1); }},
+      {"log_softmax(a + b)", [](const std::vector<Tensor>& v) { return gd::log_softmax(v[0] + v[1], 1); }},
+      {"pow(|a| + 1, b)", [](const std::vector<Tensor>& v) { return gd::pow(gd::abs(v[0]) + 1.0, v[1]); }},
+      {"where(a > b, a, b * b)", [](const std::vector<Tensor>& v) { return gd::where(v[0] > v[1], v[0], v[1] * v[1]); }},
+  };
+  gd::manual_seed(23);
+  auto opt = gd::TensorOptions().dtype(gd::kFloat64);
+  Tensor a = gd::randn({3, 4}, opt).to(kGpu).requires_grad_();
+  Tensor b = gd::randn({3, 4}, opt).to(kGpu).requires_grad_();
+  gd::autograd::GradcheckOptions options;
+  options.raise_exception = true;
+  for (const auto& [name, f] : cases) {
+    INFO(name);
+    gd::autograd::TensorFunction fn = [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{f(v)}; };
+    CHECK(gd::autograd::gradcheck(fn, {a, b}, options));
+    CHECK(gd::autograd::gradgradcheck(fn, {a, b}, options));
+  }
+  CHECK(a.device() == kGpu);
+}
+
+TEST_CASE("cuda: out of memory is a typed error that leaves the allocator usable") {
+  gd::cuda::set_per_process_memory_fraction(0.05);
+  const double total_gib = 150;  // more than any current card
+  CHECK_THROWS_AS(gd::empty({static_cast<int64_t>(total_gib * (1 << 30) / 4)}, gd::TensorOptions().device(kGpu)),
+                  gd::kernels::cuda::OutOfMemoryError);
+  bool threw = false;
+  try {
+    gd::empty({int64_t(1) << 33}, gd::TensorOptions().device(kGpu));
+  } catch (const gd::Error& e) {
+    threw = true;
+    CHECK(std::string(e.what()).find("CUDA out of memory. Tried to allocate 32.00 GiB") != std::string::npos);
+  }
+  CHECK(threw);
+  gd::cuda::set_per_process_memory_fraction(1.0);
+  Tensor small = gd::ones({16}, gd::TensorOptions().device(kGpu));
+  CHECK(small.sum().item<float>() == 16.0f);
+}
