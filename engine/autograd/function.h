@@ -52,7 +52,6 @@ class Ctx {
   Scalar scalar;
   double real = 0;
   ScalarType dtype = kFloat32;
-  Device device;
   std::vector<Tensor> extra;  // not version-checked (e.g. integer indices made by the op)
 
   // ---- used by apply<Op> and the node ----

@@ -8,6 +8,7 @@
 #include "engine/autograd/forward_ad.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 
 namespace gradiens::autograd {
 
@@ -132,15 +133,17 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
           minus = evaluate(fn, inputs);
           *elem = original;
         } else {
-          // On a device the element is written through a one-element view.
+          // On a device the element is written through a one-element view,
+          // without bumping the version (as the raw write above): graphs
+          // recorded before the perturbation stay usable.
           NoGradGuard no_grad;
           Tensor elem = flat.as_strided({}, {}, flat.storage_offset() + offset);
           const double original = elem.item<double>();
-          elem.fill_(original + options.eps);
+          cuda_seam::fill(elem, original + options.eps);
           plus = evaluate(fn, inputs);
-          elem.fill_(original - options.eps);
+          cuda_seam::fill(elem, original - options.eps);
           minus = evaluate(fn, inputs);
-          elem.fill_(original);
+          cuda_seam::fill(elem, original);
         }
         const double* pp = plus[o].cpu_data_ptr<double>();
         const double* pm = minus[o].cpu_data_ptr<double>();

@@ -137,12 +137,14 @@ struct ToDtype {
 struct ToDevice {
   static constexpr std::string_view name = "ToCopyBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& x, Device device, bool non_blocking) {
-    ctx.device = x.device();
+    ctx.ints = {static_cast<int64_t>(x.device().type()), x.device().index()};
     Tensor out = empty(x.sizes(), TensorOptions().dtype(x.dtype()).device(device));
     copy_data(out, x, non_blocking);
     return out;
   }
-  static GradList backward(Ctx& ctx, const Tensor& g) { return {g.to(ctx.device)}; }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    return {g.to(Device(static_cast<DeviceType>(ctx.ints[0]), static_cast<int>(ctx.ints[1])))};
+  }
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, Device device, bool non_blocking) {
     return t[0].to(device, non_blocking);
   }

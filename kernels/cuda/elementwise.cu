@@ -258,6 +258,26 @@ const char* binary_name(Binary op) {
   return "binary";
 }
 
+// Calls launch.template operator()<T>() for the binary ops' dtypes: every op on
+// float32/float64, the integer-safe ones on int32/int64.
+template <class Launch>
+void dispatch_binary_dtype(Binary op, ScalarType dtype, const Launch& launch) {
+  switch (dtype) {
+    case ScalarType::Float32: return launch.template operator()<float>();
+    case ScalarType::Float64: return launch.template operator()<double>();
+    case ScalarType::Int32:
+    case ScalarType::Int64: {
+      const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
+                              op == Binary::Maximum || op == Binary::Minimum;
+      GD_CHECK(integer_op, std::string(binary_name(op)) + ": not implemented for dtype " +
+                               std::string(dtype_name(dtype)) + " on CUDA");
+      if (dtype == ScalarType::Int32) return launch.template operator()<int32_t>();
+      return launch.template operator()<int64_t>();
+    }
+    default: throw_unsupported_cuda_dtype(binary_name(op), dtype);
+  }
+}
+
 // ---- compare and where ------------------------------------------------------------
 
 template <class T>
@@ -455,53 +475,25 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
             double alpha, StreamHandle stream) {
   check_shape(shape, binary_name(op));
   const int64_t* const strides[3] = {out.strides, a.strides, b.strides};
-  auto launch = [&]<class T>() {
+  dispatch_binary_dtype(op, dtype, [&]<class T>() {
     launch_strided_elementwise<3>(shape, strides,
                                   BinaryElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
                                                    static_cast<const T*>(b.data), static_cast<T>(alpha)},
                                   stream);
-  };
-  switch (dtype) {
-    case ScalarType::Float32: return launch.template operator()<float>();
-    case ScalarType::Float64: return launch.template operator()<double>();
-    case ScalarType::Int32:
-    case ScalarType::Int64: {
-      const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
-                              op == Binary::Maximum || op == Binary::Minimum;
-      GD_CHECK(integer_op, std::string(binary_name(op)) + ": not implemented for dtype " +
-                               std::string(dtype_name(dtype)) + " on CUDA");
-      if (dtype == ScalarType::Int32) return launch.template operator()<int32_t>();
-      return launch.template operator()<int64_t>();
-    }
-    default: throw_unsupported_cuda_dtype(binary_name(op), dtype);
-  }
+  });
 }
 
 void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Shape& shape, double scalar,
                    bool scalar_first, double alpha, StreamHandle stream) {
   check_shape(shape, binary_name(op));
   const int64_t* const strides[2] = {out.strides, a.strides};
-  auto launch = [&]<class T>() {
+  dispatch_binary_dtype(op, dtype, [&]<class T>() {
     launch_strided_elementwise<2>(
         shape, strides,
         BinaryScalarElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data), static_cast<T>(scalar),
                                scalar_first, static_cast<T>(alpha)},
         stream);
-  };
-  switch (dtype) {
-    case ScalarType::Float32: return launch.template operator()<float>();
-    case ScalarType::Float64: return launch.template operator()<double>();
-    case ScalarType::Int32:
-    case ScalarType::Int64: {
-      const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
-                              op == Binary::Maximum || op == Binary::Minimum;
-      GD_CHECK(integer_op, std::string(binary_name(op)) + ": not implemented for dtype " +
-                               std::string(dtype_name(dtype)) + " on CUDA");
-      if (dtype == ScalarType::Int32) return launch.template operator()<int32_t>();
-      return launch.template operator()<int64_t>();
-    }
-    default: throw_unsupported_cuda_dtype(binary_name(op), dtype);
-  }
+  });
 }
 
 void compare(Compare op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,

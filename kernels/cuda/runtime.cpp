@@ -70,6 +70,16 @@ struct DeviceGuard {
 
 int resolve(int device) { return device < 0 ? current_device() : device; }
 
+// A query's answer: done (true), still running (false), or an error.
+bool finished(cudaError_t status) {
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error: clear it
+    return false;
+  }
+  GD_CUDA_CHECK(status);
+  return true;
+}
+
 thread_local std::array<cudaStream_t, kMaxDevices> current_streams{};
 
 class CudaAllocatorBackend final : public AllocatorBackend {
@@ -101,15 +111,7 @@ class CudaAllocatorBackend final : public AllocatorBackend {
     GD_CUDA_CHECK(cudaEventRecord(event, reinterpret_cast<cudaStream_t>(stream)));
     return reinterpret_cast<EventId>(event);
   }
-  bool event_done(EventId event) override {
-    cudaError_t status = cudaEventQuery(reinterpret_cast<cudaEvent_t>(event));
-    if (status == cudaErrorNotReady) {
-      cudaGetLastError();
-      return false;
-    }
-    GD_CUDA_CHECK(status);
-    return true;
-  }
+  bool event_done(EventId event) override { return finished(cudaEventQuery(reinterpret_cast<cudaEvent_t>(event))); }
   void synchronize_event(EventId event) override {
     GD_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)));
   }
@@ -202,15 +204,7 @@ StreamHandle stream_from_pool(int device, bool high_priority) {
   return s.pool[s.next_pool.fetch_add(1) % kStreamPoolSize];
 }
 
-bool stream_query(StreamHandle stream) {
-  cudaError_t status = cudaStreamQuery(static_cast<cudaStream_t>(stream));
-  if (status == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  GD_CUDA_CHECK(status);
-  return true;
-}
+bool stream_query(StreamHandle stream) { return finished(cudaStreamQuery(static_cast<cudaStream_t>(stream))); }
 
 void stream_synchronize(StreamHandle stream) { GD_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
@@ -231,15 +225,7 @@ void event_record(EventHandle event, StreamHandle stream) {
 void stream_wait_event(StreamHandle stream, EventHandle event) {
   GD_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0));
 }
-bool event_query(EventHandle event) {
-  cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
-  if (status == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  GD_CUDA_CHECK(status);
-  return true;
-}
+bool event_query(EventHandle event) { return finished(cudaEventQuery(static_cast<cudaEvent_t>(event))); }
 void event_synchronize(EventHandle event) { GD_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); }
 float event_elapsed_ms(EventHandle start, EventHandle end) {
   float ms = 0;
@@ -269,27 +255,27 @@ void record_stream(void* ptr, int device, StreamHandle stream) {
   device_allocator(device).record_stream(ptr, reinterpret_cast<StreamId>(stream));
 }
 
-void copy_host_to_device(void* dst, const void* src, size_t bytes, int device, bool non_blocking) {
+namespace {
+// A copy on the device's current stream; unless non_blocking, the host waits for it.
+void copy_on_stream(void* dst, const void* src, size_t bytes, int device, cudaMemcpyKind kind, bool non_blocking) {
   if (bytes == 0) return;
   DeviceGuard guard(device);
   auto stream = static_cast<cudaStream_t>(current_stream(device));
-  GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+  GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream));
   if (!non_blocking) GD_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+}  // namespace
+
+void copy_host_to_device(void* dst, const void* src, size_t bytes, int device, bool non_blocking) {
+  copy_on_stream(dst, src, bytes, device, cudaMemcpyHostToDevice, non_blocking);
 }
 
 void copy_device_to_host(void* dst, const void* src, size_t bytes, int device, bool non_blocking) {
-  if (bytes == 0) return;
-  DeviceGuard guard(device);
-  auto stream = static_cast<cudaStream_t>(current_stream(device));
-  GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
-  if (!non_blocking) GD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  copy_on_stream(dst, src, bytes, device, cudaMemcpyDeviceToHost, non_blocking);
 }
 
 void copy_device_to_device(void* dst, const void* src, size_t bytes, int device) {
-  if (bytes == 0) return;
-  DeviceGuard guard(device);
-  GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                                static_cast<cudaStream_t>(current_stream(device))));
+  copy_on_stream(dst, src, bytes, device, cudaMemcpyDeviceToDevice, /*non_blocking=*/true);
 }
 
 void* pinned_malloc(size_t bytes) {
