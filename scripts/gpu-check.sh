@@ -3,6 +3,7 @@
 # the GPU benchmarks of gradiens-bench against PyTorch CUDA on the same card,
 # and writes a short report. Build here, pack with scripts/gpu-bundle.sh, and
 # run from the repository root: scripts/gpu-check.sh [bundle dir] [report dir].
+# GPU_CHECK_BENCH=0 leaves the benchmarks out (the tests alone take seconds).
 set -uo pipefail
 bundle=${1:-gpu-bundle}
 report=${2:-${OUT:-gpu-report}}
@@ -35,6 +36,7 @@ if command -v compute-sanitizer >/dev/null; then
     -tc='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*' 2>&1 | tail -6 | tee -a "$report/report.txt"
 fi
 
+[ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
 workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps
 timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
