@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
@@ -110,6 +111,22 @@ struct Clamp {
     ctx.scalar = lo.value_or(Scalar(0));
     ctx.real = hi ? hi->to_double() : 0;
     ctx.ints = {lo ? 1 : 0, hi ? 1 : 0};
+    if (x.device().is_cuda()) {
+      // NaN-propagating maximum and minimum with the bounds (a NaN bound gives NaN, as in PyTorch).
+      NoGradGuard no_grad;
+      Tensor out = x;
+      if (lo) {
+        Tensor bounded = empty(x.sizes(), x.options());
+        cuda_seam::binary_scalar(kernels::cuda::Binary::Maximum, bounded, out, lo->to_double(), false);
+        out = bounded;
+      }
+      if (hi) {
+        Tensor bounded = empty(x.sizes(), x.options());
+        cuda_seam::binary_scalar(kernels::cuda::Binary::Minimum, bounded, out, hi->to_double(), false);
+        out = bounded;
+      }
+      return out;
+    }
     Tensor out = empty(x.sizes(), x.options());
     auto iter = make_iterator(out, {x});
     dispatch_numeric_and_reduced(x.dtype(), "clamp", [&]<class T>() {
@@ -155,15 +172,19 @@ Tensor logical_not(const Tensor& x) {
   return predicate(x, "logical_not", [](auto v) { return !static_cast<bool>(v); });
 }
 Tensor isnan(const Tensor& x) {
+  if (x.device().is_cuda()) return ne(x, x);
   return predicate(x, "isnan", [](auto v) { return v != v; });
 }
 Tensor isinf(const Tensor& x) {
+  if (x.device().is_cuda())
+    return x.is_floating_point() ? eq(abs(x), std::numeric_limits<double>::infinity()) : zeros_like(x, kBool);
   return predicate(x, "isinf", [](auto v) {
     if constexpr (is_floating_type_v<decltype(v)>) return std::isinf(v);
     else return false;
   });
 }
 Tensor isfinite(const Tensor& x) {
+  if (x.device().is_cuda()) return x.is_floating_point() ? eq(x - x, 0) : ones_like(x, kBool);  // inf - inf is NaN
   return predicate(x, "isfinite", [](auto v) {
     if constexpr (is_floating_type_v<decltype(v)>) return std::isfinite(v);
     else return true;

@@ -8,6 +8,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
 
 namespace gradiens {
@@ -47,7 +48,8 @@ struct Prod {
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    dispatch_numeric_and_reduced(x.dtype(), "prod", [&]<class T>() {
+    if (x.device().is_cuda()) cuda_seam::reduce(kernels::cuda::Reduce::Prod, x, layout, out);
+    else dispatch_numeric_and_reduced(x.dtype(), "prod", [&]<class T>() {
       T* o = out.cpu_data_ptr<T>();
       for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
         ProdAcc<T> acc = 1;
@@ -92,7 +94,9 @@ struct Extremum {
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    dispatch_all(x.dtype(), IsMax ? "amax" : "amin", [&]<class T>() {
+    if (x.device().is_cuda())
+      cuda_seam::reduce(IsMax ? kernels::cuda::Reduce::Max : kernels::cuda::Reduce::Min, x, layout, out);
+    else dispatch_all(x.dtype(), IsMax ? "amax" : "amin", [&]<class T>() {
       T* o = out.cpu_data_ptr<T>();
       for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
         T best = *base;

@@ -11,6 +11,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
 
 namespace gradiens {
@@ -53,13 +54,40 @@ NormKind norm_kind(double p) {
 
 // ||x||_p over dims, accumulated in double. p = 0 counts the nonzero elements;
 // +-inf take the largest/smallest |x| (a NaN wins); an empty slice gives 0.
+// The norm on a cuda device from device reductions: sqrt of the sum of
+// squares for p = 2, the largest or smallest |x| for +-inf, the count of
+// nonzeros for 0, and (sum |x|^p)^(1/p) otherwise.
+Tensor cuda_norm(const Tensor& x, double p, NormKind kind, const DimVector& dims, bool keepdim,
+                 const kernels::cpu::ReductionLayout& layout, const Tensor& out) {
+  NoGradGuard no_grad;
+  switch (kind) {
+    case NormKind::Two:
+      cuda_seam::reduce(kernels::cuda::Reduce::SumOfSquares, x, layout, out);
+      return sqrt(out);
+    case NormKind::Inf:
+    case NormKind::NegInf: {
+      if (x.numel() == 0) return zeros(out.sizes(), out.options());
+      Tensor a = abs(x);
+      cuda_seam::reduce(kind == NormKind::Inf ? kernels::cuda::Reduce::Max : kernels::cuda::Reduce::Min, a,
+                        reduction_layout(a, dims), out);
+      return out;
+    }
+    case NormKind::Zero: return sum(ne(x, 0).to(x.dtype()), dims, keepdim);
+    case NormKind::One: return sum(abs(x), dims, keepdim);
+    case NormKind::General: return pow(sum(pow(abs(x), p), dims, keepdim), 1.0 / p);
+  }
+  return out;
+}
+
 struct Norm {
   static constexpr std::string_view name = "NormBackward1";
   static Tensor forward(Ctx& ctx, const Tensor& x, double p, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
     const NormKind kind = norm_kind(p);
-    dispatch_floating_and_reduced(x.dtype(), "norm", [&]<class T>() {
+    if (x.device().is_cuda()) {
+      out = cuda_norm(x, p, kind, dims, keepdim, layout, out);
+    } else dispatch_floating_and_reduced(x.dtype(), "norm", [&]<class T>() {
       T* o = out.cpu_data_ptr<T>();
       if (kind == NormKind::Two && layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1) {
         // The common case (gradient norms): one contiguous run per output.
