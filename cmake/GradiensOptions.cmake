@@ -4,7 +4,7 @@ target_compile_options(gradiens_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wa
 
 if(GRADIENS_SANITIZE)
   message(STATUS "gradiens: building with -fsanitize=${GRADIENS_SANITIZE}")
-    # C++ only: nvcc takes none of these (the CUDA kernels are not instrumented).
+  # C++ only: nvcc takes none of these (the CUDA kernels are not instrumented).
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${GRADIENS_SANITIZE}>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=all>)
