@@ -150,6 +150,20 @@ Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool,
   DimVector dims;
   if (x.dim() > 0) dims.push_back(dim);
   check_nonempty_reduction(x, dims, false, op);
+  if (x.device().is_cuda()) {
+    // From device reductions: the extremum, then the smallest position that
+    // holds it (a NaN extremum is held by the NaNs), as the loop below finds it.
+    GD_CHECK(allow_bool || x.dtype() != kBool, fmt::format("\"{}_cuda\" not implemented for 'Bool'", op));
+    NoGradGuard no_grad;
+    if (x.dim() == 0) return zeros({}, TensorOptions().dtype(kInt64).device(x.device()));
+    Tensor best = apply<Extremum<IsMax, false>>(x.detach(), dims, true);
+    Tensor hit = eq(x, best) | (isnan(x) & isnan(best));
+    const int64_t n = x.size(dim);
+    DimVector position_shape(static_cast<size_t>(x.dim()), 1);
+    position_shape[static_cast<size_t>(dim)] = n;
+    Tensor positions = arange(n, TensorOptions().dtype(kInt64).device(x.device())).reshape(position_shape);
+    return apply<Extremum<false, false>>(where(hit, positions, Scalar(n)), dims, keepdim);
+  }
   Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(kInt64).device(x.device()));
   auto layout = reduction_layout(x, dims);
   int64_t* o = out.cpu_data_ptr<int64_t>();
@@ -177,7 +191,17 @@ template <bool IsMax>
 std::tuple<Tensor, Tensor> extremum_dim(const Tensor& x, int64_t dim, bool keepdim, std::string_view op) {
   int64_t d = wrap_dim(dim, x.dim(), op);
   Tensor indices = arg_extremum<IsMax>(x, d, true, true, op);
-  Tensor values = gather(x, d, indices);
+  Tensor values;
+  if (x.device().is_cuda() && x.dim() > 0) {
+    // No gather kernel on CUDA yet: the value at the index through a one-hot
+    // where, whose gradient also reaches that element alone.
+    DimVector position_shape(static_cast<size_t>(x.dim()), 1);
+    position_shape[static_cast<size_t>(d)] = x.size(d);
+    Tensor positions = arange(x.size(d), TensorOptions().dtype(kInt64).device(x.device())).reshape(position_shape);
+    values = where(eq(positions, indices), x, zeros({}, x.options())).sum({d}, true).to(x.dtype());
+  } else {
+    values = gather(x, d, indices);
+  }
   if (!keepdim && x.dim() > 0) {
     values = values.squeeze(d);
     indices = indices.squeeze(d);

@@ -434,3 +434,21 @@ TEST_CASE("cuda: out of memory is a typed error that leaves the allocator usable
   Tensor small = gd::ones({16}, gd::TensorOptions().device(kGpu));
   CHECK(small.sum().item<float>() == 16.0f);
 }
+
+TEST_CASE("cuda: argmax, argmin and max/min over a dim find the first extremum, as on the CPU") {
+  // Ties and a NaN: the first index wins, a NaN is the extremum of its line.
+  Tensor x = gd::tensor({{1.0, 3.0, 3.0, -2.0}, {5.0, -1.0, 5.0, 0.5}, {0.0, std::nan(""), 2.0, std::nan("")}},
+                        gd::TensorOptions().dtype(gd::kFloat64));
+  Tensor g = x.to(kGpu);
+  for (int64_t dim : {0, 1}) {
+    CHECK(gd::equal(g.argmax(dim).cpu(), x.argmax(dim)));
+    CHECK(gd::equal(g.argmin(dim, true).cpu(), x.argmin(dim, true)));
+    auto [values, indices] = gd::max(g, dim);
+    auto [cpu_values, cpu_indices] = gd::max(x, dim);
+    CHECK(gd::equal(indices.cpu(), cpu_indices));
+    CHECK(gd::allclose(values.cpu(), cpu_values, 0.0, 0.0, /*equal_nan=*/true));
+  }
+  CHECK(g.argmax().item<int64_t>() == x.argmax().item<int64_t>());
+  Tensor b = x > 1.0;
+  CHECK(gd::equal(std::get<1>(gd::max(b.to(kGpu), 1)).cpu(), std::get<1>(gd::max(b, 1))));
+}
