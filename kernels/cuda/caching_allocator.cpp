@@ -135,28 +135,31 @@ std::string out_of_memory_message(const OutOfMemoryInfo& info) {
 }
 
 // memory_summary's cells, as torch/cuda/memory.py formats them.
-std::string summary_size(int64_t size, int64_t preferred) {
-  static constexpr std::array<const char*, 6> kPrefixes = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+// value scaled down by `base` as long as `preferred` (the row's peak) stays at
+// or above `threshold` in the current unit, with that unit's prefix.
+template <size_t N>
+std::pair<int64_t, const char*> scaled(int64_t value, int64_t preferred, const std::array<const char*, N>& prefixes,
+                                       int64_t base, double threshold) {
   size_t prefix = 0;
   double preferred_scaled = static_cast<double>(preferred);
-  while (prefix + 1 < kPrefixes.size() && preferred_scaled >= 768.0 * 1024.0) {
+  while (prefix + 1 < N && preferred_scaled >= threshold) {
     ++prefix;
-    size /= 1024;
-    preferred_scaled /= 1024.0;
+    value /= base;
+    preferred_scaled /= static_cast<double>(base);
   }
-  return fmt::format("{:6d} {}", size, kPrefixes[prefix]);
+  return {value, prefixes[prefix]};
+}
+
+std::string summary_size(int64_t size, int64_t preferred) {
+  static constexpr std::array<const char*, 6> kPrefixes = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const auto [value, prefix] = scaled(size, preferred, kPrefixes, 1024, 768.0 * 1024.0);
+  return fmt::format("{:6d} {}", value, prefix);
 }
 
 std::string summary_count(int64_t count, int64_t preferred) {
   static constexpr std::array<const char*, 3> kPrefixes = {" ", "K", "M"};
-  size_t prefix = 0;
-  double preferred_scaled = static_cast<double>(preferred);
-  while (prefix + 1 < kPrefixes.size() && preferred_scaled >= 750.0 * 1000.0) {
-    ++prefix;
-    count /= 1000;
-    preferred_scaled /= 1000.0;
-  }
-  return fmt::format("{:7d} {} ", count, kPrefixes[prefix]);
+  const auto [value, prefix] = scaled(count, preferred, kPrefixes, 1000, 750.0 * 1000.0);
+  return fmt::format("{:7d} {} ", value, prefix);
 }
 
 }  // namespace
