@@ -16,8 +16,10 @@
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cpu/random.h"
+#include "kernels/cuda/random.h"
 
 namespace gradiens {
 
@@ -160,6 +162,20 @@ uint64_t blocks_for(int64_t n) {
                         : kernels::cpu::philox_blocks_for_32bit_draws(n);
 }
 
+// A fill by a CUDA kernel (kernels/cuda/random.h) from the counters reserved
+// for self: the same stream layout as the host fills, so uniform draws are the
+// CPU's bit for bit and normals differ by an ulp or two (CUDA's log/sin/cos).
+// A non-contiguous self is filled through a contiguous temporary.
+template <class T, class Fill>
+void fill_on_device(const Tensor& self, Generator& generator, Fill fill) {
+  const uint64_t blocks = blocks_for<T>(self.numel());
+  const GeneratorState start = generator.reserve(blocks);
+  const Tensor dense = self.is_contiguous() ? self : empty(self.sizes(), self.options());
+  const uint64_t used = fill(dense, start);
+  if (!self.is_contiguous()) copy_data(self, dense);
+  GD_INTERNAL_ASSERT(used == blocks, fmt::format("a random fill used {} Philox blocks, {} were reserved", used, blocks));
+}
+
 // float16/bfloat16 fills draw float32 numbers (the float32 stream: a seed gives
 // the float32 values, rounded) and round each once, into a row-major tensor.
 template <class Fill>
@@ -216,6 +232,13 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
                          "which result in to-from to exceed the limit",
                          torch_type_name(self.dtype()), stream_number(to), stream_number(from)));
     const T low = static_cast<T>(from), high = static_cast<T>(to);
+    if (self.device().is_cuda() && low < high) {
+      fill_on_device<T>(self, generator, [&](const Tensor& dense, const GeneratorState& start) {
+        return kernels::cuda::fill_uniform(dense.dtype(), dense.data_ptr(), dense.numel(), start.seed, start.offset,
+                                           from, to, cuda_seam::stream_of(dense));
+      });
+      return;
+    }
     fill_from_generator<T>(self, generator, blocks_for<T>(self.numel()), [&](T* out, int64_t n, PhiloxState s) {
       if (low < high) return kernels::cpu::fill_uniform(out, n, s, low, high);
       // [from, from) holds only from, as in PyTorch; the stream still advances as for any fill.
@@ -231,6 +254,13 @@ void normal_fill(const Tensor& self, double mean, double std, Generator& generat
     return;
   }
   dispatch_floating(self.dtype(), "normal_", [&]<class T>() {
+    if (self.device().is_cuda()) {
+      fill_on_device<T>(self, generator, [&](const Tensor& dense, const GeneratorState& start) {
+        return kernels::cuda::fill_normal(dense.dtype(), dense.data_ptr(), dense.numel(), start.seed, start.offset,
+                                          mean, std, cuda_seam::stream_of(dense));
+      });
+      return;
+    }
     fill_from_generator<T>(self, generator, blocks_for<T>(self.numel()), [&](T* out, int64_t n, PhiloxState s) {
       return kernels::cpu::fill_normal(out, n, s, static_cast<T>(mean), static_cast<T>(std));
     });

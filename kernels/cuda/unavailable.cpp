@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kernels/cuda/multi_tensor.h"
+#include "kernels/cuda/random.h"
 #include "kernels/cuda/runtime.h"
 
 namespace gradiens::kernels::cuda {
@@ -84,6 +85,10 @@ void scaled_product_backward(ScalarType, const void*, const void*, const void*, 
   unavailable();
 }
 void reduce(Reduce, ScalarType, const Strided&, const Shape&, int, ScalarType, void*, StreamHandle) { unavailable(); }
+uint64_t fill_uniform(ScalarType, void*, int64_t, uint64_t, uint64_t, double, double, StreamHandle) { unavailable(); }
+uint64_t fill_normal(ScalarType, void*, int64_t, uint64_t, uint64_t, double, double, StreamHandle) { unavailable(); }
+uint64_t fill_randint(int64_t*, int64_t, uint64_t, uint64_t, int64_t, int64_t, StreamHandle) { unavailable(); }
+uint64_t fill_random_bits(uint32_t*, int64_t, uint64_t, uint64_t, StreamHandle) { unavailable(); }
 void multi_tensor_update(const AnyKernel&, size_t, const TensorList<float>&, StreamHandle) { unavailable(); }
 void multi_tensor_update(const AnyKernel&, size_t, const TensorList<double>&, StreamHandle) { unavailable(); }
 

@@ -322,7 +322,7 @@ TEST_CASE("cuda: softmax and log_softmax, forward and backward, match the CPU") 
   }
 }
 
-TEST_CASE("cuda: the same seed draws the same numbers and dropout masks on both devices") {
+TEST_CASE("cuda: the same seed draws the same numbers and dropout masks on both devices (Philox on the device)") {
   for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
     auto opt = gd::TensorOptions().dtype(dt);
     gd::manual_seed(17);
@@ -332,9 +332,20 @@ TEST_CASE("cuda: the same seed draws the same numbers and dropout masks on both 
     Tensor u_gpu = gd::rand({1000}, opt.device(kGpu)), n_gpu = gd::randn({1001}, opt.device(kGpu));
     Tensor d_gpu = gd::dropout(gd::ones({64, 33}, opt.device(kGpu)), 0.3, true);
     CHECK(u_gpu.is_cuda());
+    // Uniform draws and dropout masks bit for bit; normals to an ulp or two
+    // (the device's log/sin/cos against the host's).
     CHECK(gd::equal(u_gpu.cpu(), u_cpu));
-    CHECK(gd::equal(n_gpu.cpu(), n_cpu));
+    check_matches(n_cpu, n_gpu, "randn", dt == gd::kFloat64 ? 1e-15 : 5e-7, dt == gd::kFloat64 ? 1e-15 : 5e-7);
     CHECK(gd::equal(d_gpu.cpu(), d_cpu));
+    // A strided fill lands in logical order, and the stream moves on as on the CPU.
+    gd::manual_seed(29);
+    Tensor s_cpu = gd::empty({40, 30}, opt).t().uniform_(-2, 3);
+    Tensor after_cpu = gd::rand({7}, opt);
+    gd::manual_seed(29);
+    Tensor s_gpu = gd::empty({40, 30}, opt.device(kGpu)).t().uniform_(-2, 3);
+    Tensor after_gpu = gd::rand({7}, opt.device(kGpu));
+    CHECK(gd::equal(s_gpu.cpu(), s_cpu));
+    CHECK(gd::equal(after_gpu.cpu(), after_cpu));
   }
 }
 
