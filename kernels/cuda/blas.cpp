@@ -1,8 +1,11 @@
 // Row-major GEMM on the GPU through cuBLAS: one handle per (thread, device),
 // bound to the current stream with its own workspace, IEEE float32 unless
-// TF32 is allowed (PyTorch's matmul default).
+// TF32 is allowed (PyTorch's matmul default). cuBLAS is loaded on first use
+// (dlopen), so a program that never multiplies on a GPU does not map its
+// several hundred megabytes at start-up.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <array>
 #include <atomic>
@@ -21,10 +24,47 @@ constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 std::atomic<bool> tf32_allowed{false};
 
+// The cuBLAS entry points gradiens calls, resolved from the shared library.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
+  decltype(&cublasGetStatusName) status_name;
+  decltype(&cublasGetStatusString) status_string;
+};
+
+template <class F>
+void resolve(void* library, const char* name, F& function) {
+  function = reinterpret_cast<F>(dlsym(library, name));
+  GD_CHECK(function != nullptr, std::string("cuBLAS: the library has no ") + name);
+}
+
+const CublasApi& cublas() {
+  static const CublasApi api = [] {
+    void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    GD_CHECK(library != nullptr, std::string("cuBLAS could not be loaded (libcublas.so.13): ") + dlerror());
+    CublasApi a{};
+    resolve(library, "cublasCreate_v2", a.create);
+    resolve(library, "cublasSetStream_v2", a.set_stream);
+    resolve(library, "cublasSetWorkspace_v2", a.set_workspace);
+    resolve(library, "cublasSetMathMode", a.set_math_mode);
+    resolve(library, "cublasSgemmStridedBatched", a.sgemm_strided_batched);
+    resolve(library, "cublasDgemmStridedBatched", a.dgemm_strided_batched);
+    resolve(library, "cublasGetStatusName", a.status_name);
+    resolve(library, "cublasGetStatusString", a.status_string);
+    return a;  // the library stays loaded for the life of the process
+  }();
+  return api;
+}
+
 void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("cuBLAS error: ") + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) +
-                ") in " + what);
+    throw Error(std::string("cuBLAS error: ") + cublas().status_name(status) + " (" +
+                cublas().status_string(status) + ") in " + what);
 }
 
 struct Handle {
@@ -40,9 +80,9 @@ struct Handle {
 cublasHandle_t handle_for(int device) {
   thread_local std::array<Handle, kMaxDevices> handles{};
   Handle& h = handles[device];
-  if (!h.handle) check_cublas(cublasCreate(&h.handle), "cublasCreate");
+  if (!h.handle) check_cublas(cublas().create(&h.handle), "cublasCreate");
   auto stream = static_cast<cudaStream_t>(current_stream(device));
-  check_cublas(cublasSetStream(h.handle, stream), "cublasSetStream");
+  check_cublas(cublas().set_stream(h.handle, stream), "cublasSetStream");
   if (h.workspace_stream != stream) {
     if (h.workspace) {
       // The old workspace may still be read by work queued on its stream.
@@ -52,9 +92,10 @@ cublasHandle_t handle_for(int device) {
     h.workspace = device_malloc(kWorkspaceBytes, device);
     h.workspace_stream = stream;
   }
-  check_cublas(cublasSetWorkspace(h.handle, h.workspace, kWorkspaceBytes), "cublasSetWorkspace");
-  check_cublas(cublasSetMathMode(h.handle, tf32_allowed.load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-               "cublasSetMathMode");
+  check_cublas(cublas().set_workspace(h.handle, h.workspace, kWorkspaceBytes), "cublasSetWorkspace");
+  check_cublas(
+      cublas().set_math_mode(h.handle, tf32_allowed.load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+      "cublasSetMathMode");
   return h.handle;
 }
 
@@ -98,13 +139,13 @@ void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, i
   cublasHandle_t handle = handle_for(device);
   if (dtype == kFloat32) {
     float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
-    check_cublas(cublasSgemmStridedBatched(handle, op(trans_b), op(trans_a), static_cast<int>(n), static_cast<int>(m),
+    check_cublas(cublas().sgemm_strided_batched(handle, op(trans_b), op(trans_a), static_cast<int>(n), static_cast<int>(m),
                                            static_cast<int>(k), &fa, static_cast<const float*>(b), ld(ldb), stride_b,
                                            static_cast<const float*>(a), ld(lda), stride_a, &fb,
                                            static_cast<float*>(c), ld(ldc), stride_c, static_cast<int>(batch)),
                  "cublasSgemmStridedBatched");
   } else {
-    check_cublas(cublasDgemmStridedBatched(handle, op(trans_b), op(trans_a), static_cast<int>(n), static_cast<int>(m),
+    check_cublas(cublas().dgemm_strided_batched(handle, op(trans_b), op(trans_a), static_cast<int>(n), static_cast<int>(m),
                                            static_cast<int>(k), &alpha, static_cast<const double*>(b), ld(ldb),
                                            stride_b, static_cast<const double*>(a), ld(lda), stride_a, &beta,
                                            static_cast<double*>(c), ld(ldc), stride_c, static_cast<int>(batch)),
