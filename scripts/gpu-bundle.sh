@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what scripts/gpu-check.sh needs into one folder (default gpu-bundle/,
 # ignored by git), so that a GPU machine without this build's Debian libraries
-# can run it: test_cuda, gradiens-bench, gradiens' libraries and the Debian
+# can run it: test_cuda, gradiens-bench, gradiens-train, gradiens' libraries and the Debian
 # libraries they load (the C and C++ runtimes and the CUDA libraries are the
 # GPU machine's own).
 # The folder is also packed as <bundle>.tar.xz (about 20 MB), which is what
@@ -13,9 +13,9 @@ build=${1:-build}
 bundle=${2:-gpu-bundle}
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp "$build/tests/test_cuda" "$build/bench/gradiens-bench" "$bundle/"
-strip "$bundle/test_cuda" "$bundle/gradiens-bench"
-for binary in "$bundle/test_cuda" "$bundle/gradiens-bench"; do
+cp "$build/tests/test_cuda" "$build/bench/gradiens-bench" "$build/train/gradiens-train" "$bundle/"
+strip "$bundle/test_cuda" "$bundle/gradiens-bench" "$bundle/gradiens-train"
+for binary in "$bundle/test_cuda" "$bundle/gradiens-bench" "$bundle/gradiens-train"; do
   ldd "$binary" | awk '/=> \// { print $3 }' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;

@@ -36,6 +36,44 @@ if command -v compute-sanitizer >/dev/null; then
     -tc='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*' 2>&1 | tail -6 | tee -a "$report/report.txt"
 fi
 
+# gradiens-train on the GPU: configs/csv_regression.json's Adam phase (L-BFGS
+# has no CUDA kernels yet) on "cpu" and on "cuda", then the cuda run resumed
+# from its step-400 checkpoint, which must end on the same losses bit for bit.
+echo "== gradiens-train on cuda (csv_regression, Adam phase)" | tee -a "$report/report.txt"
+python3 - <<'PY' > /tmp/gpu_check_run.json
+import json, os
+c = json.load(open("configs/csv_regression.json"))
+c["train"]["phases"] = c["train"]["phases"][:1]
+c["data"] = {k: dict(v, path=os.path.abspath("configs/" + v["path"])) if "path" in v else v for k, v in c["data"].items()}
+print(json.dumps(c))
+PY
+runs=/tmp/gpu_check_runs
+rm -rf "$runs"
+for device in cpu cuda; do
+  timeout 120 "$bundle/gradiens-train" --config /tmp/gpu_check_run.json --set device=$device --out "$runs/$device" \
+    --progress none > /dev/null 2>> "$report/report.txt"
+done
+resumed="$runs/resumed"
+cp -r "$runs/cuda" "$resumed"
+dir=$(ls -d "$resumed"/*/)
+echo step-000000400 > "$dir/checkpoints/latest"
+timeout 120 "$bundle/gradiens-train" --resume "$dir" --progress none > /dev/null 2>> "$report/report.txt"
+python3 - "$runs" <<'PY' | tee -a "$report/report.txt"
+import glob, json, sys
+def final(kind):
+    path = glob.glob(f"{sys.argv[1]}/{kind}/*/summary.json")
+    return json.load(open(path[0]))["final_metrics"] if path else None
+cpu, cuda, resumed = final("cpu"), final("cuda"), final("resumed")
+print("cpu    ", cpu)
+print("cuda   ", cuda)
+print("resumed", resumed)
+if cpu and cuda:
+    rel = abs(cpu["test/loss"] - cuda["test/loss"]) / abs(cpu["test/loss"])
+    print(f"test/loss cpu vs cuda: relative difference {rel:.3g}")
+if cuda and resumed:
+    print("resumed from step 400 equals the straight cuda run bit for bit:", cuda == resumed)
+PY
+
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
 workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps

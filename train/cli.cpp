@@ -155,7 +155,7 @@ void validate_forward(const Experiment& experiment) {
   if (experiment.pinn) return validate_pinn(experiment);
   NoGradGuard no_grad;
   const int64_t count = std::min<int64_t>(integer(experiment.config["data"]["loader"], "batch_size"), experiment.train.size());
-  Batch batch = make_batch(experiment.train, arange(count), experiment.dtype);
+  Batch batch = make_batch(experiment.train, arange(count), experiment.dtype, experiment.device);
   Tensor output = match_target_shape(experiment.model.forward(batch), batch.targets);
   Tensor loss = experiment.loss(output, batch.targets);
   std::printf("ok: %s model, %lld parameters, output [%s] for a batch of %lld, loss %.6g\n",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/autograd/grad_mode.h"
+#include "engine/cuda.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
 #include "kernels/error.h"
@@ -51,14 +52,16 @@ Tensor match_target_shape(const Tensor& output, const Tensor& targets) {
   return output;
 }
 
-Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype) {
+Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype, const Device& device) {
   Batch batch;
   batch.size = indices.numel();
   batch.targets = split.targets.index_select(0, indices);
   if (is_floating_point(batch.targets.scalar_type())) batch.targets = batch.targets.to(dtype);
+  batch.targets = batch.targets.to(device);
   if (split.sequences.empty()) {
     batch.inputs = split.inputs.index_select(0, indices);
     if (is_floating_point(batch.inputs.scalar_type())) batch.inputs = batch.inputs.to(dtype);
+    batch.inputs = batch.inputs.to(device);
     return batch;
   }
   std::vector<Tensor> sequences;
@@ -181,6 +184,12 @@ void build_data_run(Experiment& experiment, json& config, const std::string& bas
       encoder = std::dynamic_pointer_cast<SequenceEncoderImpl>((*sequential)[0]);
   }
   if (has(config, "init")) apply_init(*net.ptr(), config["init"]);
+  if (experiment.device.is_cuda()) {
+    if (encoder)
+      throw Error("device: runs over sequences compute on \"cpu\" only so far (the recurrent layers have no CUDA "
+                  "kernels yet)");
+    net.ptr()->to(experiment.device);  // weights drawn on the host from the run's seed, then moved
+  }
   experiment.model = Model(net, encoder);
 
   const std::string loss_type = text(config["loss"], "type");
@@ -268,9 +277,14 @@ void build_pinn_experiment(Experiment& experiment, json& config, const std::stri
 
 Experiment build_experiment(json config, const std::string& base_dir) {
   Experiment experiment;
-  if (text(config, "device") != "cpu")
-    throw Error("device: gradiens-train runs on \"cpu\" only so far: the CUDA backend does not yet cover every op a "
-                "run uses (losses with class targets, convolutions, the Taylor-mode PINN engine)");
+  if (text(config, "device") == "cuda") {
+    if (!cuda::is_available())
+      throw Error("device: \"cuda\" needs a CUDA device, and none is available on this machine; use \"cpu\"");
+    if (has(config, "pinn"))
+      throw Error("device: PINN runs compute on \"cpu\" only so far (the Taylor-mode engine and the samplers have no "
+                  "CUDA kernels yet)");
+    experiment.device = Device(kCUDA, static_cast<int>(cuda::current_device()));
+  }
   experiment.dtype = text(config, "dtype") == "float64" ? kFloat64 : kFloat32;
   set_num_threads(static_cast<int>(integer(config, "threads")));
   if (has(config, "pinn")) build_pinn_experiment(experiment, config, base_dir);

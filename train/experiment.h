@@ -51,6 +51,7 @@ struct PhasePlan {
 struct Experiment {
   json config;  // resolved, with derived values filled in
   ScalarType dtype = kFloat32;
+  Device device = Device(kCPU);  // where the model and its batches live
   SplitData train, val, test;  // val/test undefined (size 0) when not configured
   bool has_val = false, has_test = false;
   Model model;
@@ -68,8 +69,8 @@ struct Experiment {
 // folder (relative data paths start there). Errors name their JSON paths.
 Experiment build_experiment(json config, const std::string& base_dir);
 
-// Gathers the samples at `indices` of a split into a batch in `dtype`.
-Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype);
+// Gathers the samples at `indices` of a split into a batch in `dtype` on `device`.
+Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype, const Device& device);
 
 // An output [B, 1] against targets [B] is compared as [B] (BCE, MSE on one output).
 Tensor match_target_shape(const Tensor& output, const Tensor& targets);

@@ -61,8 +61,9 @@ Tensor correct_in_top_k(const Tensor& output, const Tensor& targets, int64_t k) 
   }
   if (k == 1) return output.argmax(-1).eq(targets);
   k = std::min<int64_t>(k, output.size(-1));
-  Tensor top = std::get<1>(topk(output, k, -1));
-  return top.eq(targets.unsqueeze(-1)).any(-1);
+  // topk has no CUDA kernel yet: the top-k test runs on the host.
+  Tensor top = std::get<1>(topk(output.cpu(), k, -1));
+  return top.eq(targets.cpu().unsqueeze(-1)).any(-1);
 }
 
 Tensor predicted_class(const Tensor& output) {
@@ -358,7 +359,7 @@ class Trainer {
     if (advance_) ++batches;
     advance_ = true;
     const data::Example<>& indices = *batches;
-    Batch batch = make_batch(experiment_.train, indices.data, experiment_.dtype);
+    Batch batch = make_batch(experiment_.train, indices.data, experiment_.dtype, experiment_.device);
     ++state_.batch_in_epoch;
     return batch;
   }
@@ -684,13 +685,13 @@ std::map<std::string, double> evaluate(const Experiment& experiment, const Split
   if (wants_confusion) matrix = zeros({classes, classes}, kInt64);
   for (int64_t start = 0; start < n; start += chunk) {
     const int64_t count = std::min(chunk, n - start);
-    Batch batch = make_batch(split, arange(start, start + count), experiment.dtype);
+    Batch batch = make_batch(split, arange(start, start + count), experiment.dtype, experiment.device);
     Tensor output = match_target_shape(experiment.model.forward(batch), batch.targets);
     loss_sum += experiment.loss(output, batch.targets).item<double>() * static_cast<double>(count);
     for (const std::string& name : metrics)
       if (const int64_t k = accuracy_top_k(name); k > 0) correct[name] += correct_in_top_k(output, batch.targets, k).sum().item<double>();
     if (wants_confusion) {
-      Tensor cells = batch.targets.to(kInt64) * classes + predicted_class(output);
+      Tensor cells = (batch.targets.to(kInt64) * classes + predicted_class(output)).cpu();  // counted on the host
       matrix = matrix + zeros({classes * classes}, kInt64).scatter_add(0, cells, ones_like(cells)).reshape({classes, classes});
     }
   }
