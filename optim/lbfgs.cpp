@@ -101,9 +101,12 @@ Num<T> py_min(Num<T> a, Num<T> b) {
 }
 
 // ---- raw loops over the flat vectors (float32 sums accumulate in double) ----
+// On a cuda device each is the same arithmetic by device ops (a sum's order,
+// and so its last bits, differ from the loop's).
 
 template <class T>
 T dot(const Tensor& a, const Tensor& b) {
+  if (a.is_cuda()) return static_cast<T>((a.to(kFloat64) * b.to(kFloat64)).sum().item<double>());
   const T* x = a.cpu_data_ptr<T>();
   const T* y = b.cpu_data_ptr<T>();
   int64_t n = a.numel();
@@ -119,6 +122,7 @@ T dot(const Tensor& a, const Tensor& b) {
 
 template <class T>
 T sum_abs(const Tensor& a) {
+  if (a.is_cuda()) return static_cast<T>(a.to(kFloat64).abs().sum().item<double>());
   const T* x = a.cpu_data_ptr<T>();
   int64_t n = a.numel();
   double acc[4] = {0, 0, 0, 0};
@@ -135,6 +139,7 @@ T sum_abs(const Tensor& a) {
 // a.mul(scale).abs().max().
 template <class T>
 T max_abs(const Tensor& a, T scale = T(1)) {
+  if (a.is_cuda()) return static_cast<T>((a * Scalar(scale)).abs().max().template item<double>());
   const T* x = a.cpu_data_ptr<T>();
   int64_t n = a.numel();
   T m = 0;
@@ -149,6 +154,10 @@ T max_abs(const Tensor& a, T scale = T(1)) {
 // y += alpha * x
 template <class T>
 void axpy(T alpha, const Tensor& x, const Tensor& y) {
+  if (y.is_cuda()) {
+    Tensor(y).add_(x, alpha);
+    return;
+  }
   const T* xp = x.cpu_data_ptr<T>();
   T* yp = y.cpu_data_ptr<T>();
   int64_t n = x.numel();
@@ -158,6 +167,10 @@ void axpy(T alpha, const Tensor& x, const Tensor& y) {
 // out = scale * x
 template <class T>
 void scaled_copy(T scale, const Tensor& x, const Tensor& out) {
+  if (out.is_cuda()) {
+    Tensor(out).copy_(x * scale);
+    return;
+  }
   const T* xp = x.cpu_data_ptr<T>();
   T* op = out.cpu_data_ptr<T>();
   int64_t n = x.numel();
@@ -167,6 +180,10 @@ void scaled_copy(T scale, const Tensor& x, const Tensor& out) {
 // out = a - b
 template <class T>
 void difference(const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.is_cuda()) {
+    Tensor(out).copy_(a - b);
+    return;
+  }
   const T* ap = a.cpu_data_ptr<T>();
   const T* bp = b.cpu_data_ptr<T>();
   T* op = out.cpu_data_ptr<T>();
@@ -524,9 +541,9 @@ Tensor LBFGS::take_buffer(int64_t numel, ScalarType dtype) {
   while (!spare_buffers_.empty()) {
     Tensor buffer = std::move(spare_buffers_.back());
     spare_buffers_.pop_back();
-    if (buffer.numel() == numel && buffer.dtype() == dtype) return buffer;
+    if (buffer.numel() == numel && buffer.dtype() == dtype && buffer.device() == device()) return buffer;
   }
-  return empty({numel}, TensorOptions().dtype(dtype));
+  return empty({numel}, TensorOptions().dtype(dtype).device(device()));
 }
 
 void LBFGS::recycle(Tensor&& buffer) {
@@ -541,6 +558,16 @@ void LBFGS::recycle(Tensor&& buffer) {
 // _gather_flat_grad: the gradients, concatenated (zeros for a parameter without one).
 template <class T>
 void LBFGS::gather_flat_grad(const Tensor& out) const {
+  if (out.is_cuda()) {
+    int64_t offset = 0;
+    for (const Tensor& p : param_groups_[0].params()) {
+      Tensor slice = out.narrow(0, offset, p.numel()).view(p.sizes());
+      if (p.grad().defined()) slice.copy_(p.grad());
+      else slice.zero_();
+      offset += p.numel();
+    }
+    return;
+  }
   T* flat = out.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
@@ -561,11 +588,11 @@ void LBFGS::gather_flat_grad(const Tensor& out) const {
 template <class T>
 void LBFGS::add_grad(double step_size, const Tensor& update) const {
   const T alpha = static_cast<T>(step_size);
-  const T* u = update.cpu_data_ptr<T>();
+  const T* u = update.is_cuda() ? nullptr : update.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
-    if (p.is_contiguous()) {
+    if (p.is_contiguous() && u != nullptr) {
       T* data = p.cpu_data_ptr<T>();
       for (int64_t i = 0; i < n; ++i) data[i] = data[i] + alpha * u[offset + i];
       p.bump_version();
@@ -580,11 +607,11 @@ void LBFGS::add_grad(double step_size, const Tensor& update) const {
 // _clone_param, into one flat vector.
 template <class T>
 void LBFGS::gather_params(const Tensor& out) const {
-  T* flat = out.cpu_data_ptr<T>();
+  T* flat = out.is_cuda() ? nullptr : out.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
-    if (p.is_contiguous()) {
+    if (p.is_contiguous() && flat != nullptr) {
       if (n > 0) std::memcpy(flat + offset, p.cpu_data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
     } else {
       out.narrow(0, offset, n).view(p.sizes()).copy_(p);
@@ -596,11 +623,11 @@ void LBFGS::gather_params(const Tensor& out) const {
 // _set_param, from one flat vector.
 template <class T>
 void LBFGS::set_params(const Tensor& flat) const {
-  const T* src = flat.cpu_data_ptr<T>();
+  const T* src = flat.is_cuda() ? nullptr : flat.cpu_data_ptr<T>();
   int64_t offset = 0;
   for (const Tensor& p : param_groups_[0].params()) {
     int64_t n = p.numel();
-    if (p.is_contiguous()) {
+    if (p.is_contiguous() && src != nullptr) {
       if (n > 0) std::memcpy(p.cpu_data_ptr<T>(), src + offset, static_cast<size_t>(n) * sizeof(T));
       p.bump_version();
     } else {
@@ -650,8 +677,8 @@ Tensor LBFGS::step_impl(const LossClosure& closure, int64_t n) {
     GD_CHECK(
         state.d_.numel() == n,
         fmt::format("LBFGS: the state holds vectors of {} elements but the parameters have {}", state.d_.numel(), n));
-    auto to_dtype = [&](Tensor& t) {
-      if (t.defined() && t.dtype() != dtype) t = t.to(dtype).contiguous();
+    auto to_dtype = [&](Tensor& t) {  // and to the parameters' device
+      if (t.defined() && (t.dtype() != dtype || t.device() != device())) t = t.to(device(), dtype).contiguous();
     };
     to_dtype(state.d_);
     to_dtype(state.prev_flat_grad_);
@@ -768,6 +795,8 @@ Tensor LBFGS::step_impl(const LossClosure& closure, int64_t n) {
 
     if (!prev_flat_grad.defined() || prev_flat_grad.numel() != n) {
       prev_flat_grad = flat_grad.clone();
+    } else if (prev_flat_grad.is_cuda()) {
+      prev_flat_grad.copy_(flat_grad);
     } else {
       std::memcpy(prev_flat_grad.cpu_data_ptr<T>(), flat_grad.cpu_data_ptr<T>(), static_cast<size_t>(n) * sizeof(T));
     }

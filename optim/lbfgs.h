@@ -145,6 +145,8 @@ class LBFGS : public Optimizer {
 
   // A 1-D buffer of `numel` elements of `dtype` from the recycled ones, or a new one.
   Tensor take_buffer(int64_t numel, ScalarType dtype);
+  // Where the parameters (and so the flat vectors) live.
+  Device device() const { return param_groups_[0].params().front().device(); }
   // Keeps `buffer` for take_buffer when nothing else refers to it.
   void recycle(Tensor&& buffer);
 
