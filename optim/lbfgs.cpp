@@ -649,7 +649,9 @@ Tensor LBFGS::step(LossClosure closure) {
   for (const Tensor& p : params) {
     GD_CHECK(p.dtype() == dtype, fmt::format("LBFGS: all parameters must have one dtype, got {} and {}",
                                              dtype_name(dtype), dtype_name(p.dtype())));
-    GD_CHECK(p.is_cpu(), "LBFGS: parameters must be on the CPU");
+    GD_CHECK(p.device() == params[0].device(),
+             fmt::format("Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                         params[0].device().str(), p.device().str()));
     numel += p.numel();
   }
   GD_CHECK(dtype == kFloat32 || dtype == kFloat64,
