@@ -259,6 +259,7 @@ class CachingAllocator::Impl {
   void* hand_out(Block* block, size_t size, size_t requested);
   void free_block(Block* block);
   void release_segment(Block* block);
+  void free_segment(Block* block);
   std::vector<Block*> idle_segments() const;
   void release_idle_segments();
   void release_if_uncaching(Block* block);
@@ -440,6 +441,11 @@ void CachingAllocator::Impl::free_block(Block* block) {
 // Gives a cached whole segment back to the backend.
 void CachingAllocator::Impl::release_segment(Block* block) {
   erase_from_pool(block);
+  free_segment(block);
+}
+
+// Frees a whole segment that is in no pool and updates the counters.
+void CachingAllocator::Impl::free_segment(Block* block) {
   backend_->device_free(block->ptr);
   ++num_device_free_;
   segments_.erase(block->ptr);
@@ -579,12 +585,7 @@ void CachingAllocator::Impl::deallocate(void* ptr) {
   count(allocation_, block->is_small, -1);
   if (block->uncached) {  // the device free synchronises, so stream uses need no event
     count_active(block->is_small, static_cast<int64_t>(block->size), static_cast<int64_t>(block->requested), -1);
-    backend_->device_free(block->ptr);
-    ++num_device_free_;
-    segments_.erase(block->ptr);
-    count(reserved_bytes_, block->is_small, -static_cast<int64_t>(block->size));
-    count(segment_, block->is_small, -1);
-    delete block;
+    free_segment(block);
     return;
   }
   block->stream_uses.clear();
