@@ -62,12 +62,10 @@ T* Tensor::data_ptr() const {
   return static_cast<T*>(data_ptr());
 }
 
-void* Tensor::cpu_data_ptr() const {
-  GD_CHECK(device().is_cpu(),
-           fmt::format("this operation has no CUDA kernel yet and needs the tensor ({} on {}) in CPU memory: move "
-                       "its inputs with .cpu() first",
-                       toString(), device().str()));
-  return data_ptr();
+void Tensor::throw_not_on_cpu() const {
+  throw Error(fmt::format("this operation has no CUDA kernel yet and needs the tensor ({} on {}) in CPU memory: move "
+                          "its inputs with .cpu() first",
+                          toString(), device().str()));
 }
 
 template <class T>

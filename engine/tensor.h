@@ -117,7 +117,10 @@ class Tensor {
   T* data_ptr() const;
   // data_ptr() for code that reads or writes the buffer on the CPU: throws a
   // gradiens::Error instead of handing out a device pointer.
-  void* cpu_data_ptr() const;
+  void* cpu_data_ptr() const {
+    if (!checked().storage->device().is_cpu()) throw_not_on_cpu();
+    return data_ptr();
+  }
   template <class T>
   T* cpu_data_ptr() const;
   // The value of a one-element tensor, converted to T.
@@ -388,6 +391,7 @@ class Tensor {
   Tensor operator[](int64_t index) const { return select(0, index); }
 
  private:
+  [[noreturn]] void throw_not_on_cpu() const;
   TensorImpl& checked() const {
     if (!impl_) throw_undefined();
     return *impl_;
