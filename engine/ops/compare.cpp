@@ -33,7 +33,7 @@ Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, Cmp cmp) {
                              cuda_seam::stream_of(ops.out));
       return ops.out;
     } else {
-      GD_CHECK(false, fmt::format("{}: not implemented for CUDA tensors yet", op));
+      throw Error(fmt::format("{}: not implemented for CUDA tensors yet", op));
     }
   }
   auto iter = make_iterator(ops.out, {ops.a, ops.b});

@@ -67,13 +67,12 @@ void copy_across_devices(const Tensor& dst, const Tensor& src_in, bool non_block
     if (!dense_dst) copy(dst, staged);
   } else {
     Tensor device_src = src.contiguous();  // a dense copy on the device when src is strided
-    const bool direct = dense_dst;
-    Tensor staged = direct ? dst : empty(dst.sizes(), TensorOptions().dtype(src.dtype()));
+    Tensor staged = dense_dst ? dst : empty(dst.sizes(), TensorOptions().dtype(src.dtype()));
     kc::copy_device_to_host(
         staged.data_ptr(),
         device_src.data_ptr(),
         static_cast<size_t>(device_src.numel()) * device_src.element_size(), src.device().index(), false);
-    if (!direct) copy_data(dst, staged);
+    if (!dense_dst) copy_data(dst, staged);
   }
 }
 
@@ -94,7 +93,7 @@ void binary_scalar(kc::Binary op, const Tensor& out, const Tensor& a, double sca
                     alpha, stream_of(out));
 }
 
-void reduce(kc::Reduce op, const Tensor& x, const kernels::cpu::ReductionLayout& layout, const Tensor& out) {
+void reduce(kc::Reduce op, const Tensor& x, const kernels::ReductionLayout& layout, const Tensor& out) {
   if (out.numel() == 0) return;
   const size_t kept = layout.kept_sizes.size(), reduced = layout.reduced_sizes.size();
   GD_CHECK(kept + reduced <= static_cast<size_t>(kc::kMaxDims),

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "engine/functions.h"
-#include "kernels/cpu/reduce.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/reduction_layout.h"
 
 namespace gradiens::cuda_seam {
 
@@ -25,7 +25,7 @@ void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking
 // out = op(a, b) over out's shape; a and b of out's dtype, broadcast to it.
 void binary(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1);
 // out (contiguous) = op over the reduced dims of x's layout (kept dims first).
-void reduce(kernels::cuda::Reduce op, const Tensor& x, const kernels::cpu::ReductionLayout& layout, const Tensor& out);
+void reduce(kernels::cuda::Reduce op, const Tensor& x, const kernels::ReductionLayout& layout, const Tensor& out);
 
 // out = op(a, scalar), or op(scalar, a) when scalar_first; a broadcast to out.
 void binary_scalar(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first,

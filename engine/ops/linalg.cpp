@@ -274,9 +274,8 @@ Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef 
   check_same_device(a.owner, b.owner, op);
   Tensor out = empty(out_sizes, a.owner.options());
   if (out.numel() == 0) return out;
-  if (out.device().is_cuda() && out.dtype() != kFloat32 && out.dtype() != kFloat64) {
-    GD_CHECK(false, fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
-  }
+  GD_CHECK(!(out.device().is_cuda() && out.dtype() != kFloat32 && out.dtype() != kFloat64),
+           fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
   dispatch_numeric(out.dtype(), op, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) blas_product<T>(std::move(a), std::move(b), batch, out);
     else loop_product<T>(a, b, batch, out.cpu_data_ptr<T>());

@@ -40,8 +40,8 @@ DimVector reduced_shape(IntArrayRef sizes, const DimVector& dims, bool keepdim) 
   return out;
 }
 
-kernels::cpu::ReductionLayout reduction_layout(const Tensor& x, const DimVector& dims) {
-  kernels::cpu::ReductionLayout layout;
+kernels::ReductionLayout reduction_layout(const Tensor& x, const DimVector& dims) {
+  kernels::ReductionLayout layout;
   for (int64_t d = 0; d < x.dim(); ++d) {
     bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
     int64_t size = x.sizes()[d], stride = x.strides()[d];

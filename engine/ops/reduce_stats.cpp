@@ -58,7 +58,7 @@ NormKind norm_kind(double p) {
 // squares for p = 2, the largest or smallest |x| for +-inf, the count of
 // nonzeros for 0, and (sum |x|^p)^(1/p) otherwise.
 Tensor cuda_norm(const Tensor& x, double p, NormKind kind, const DimVector& dims, bool keepdim,
-                 const kernels::cpu::ReductionLayout& layout, const Tensor& out) {
+                 const kernels::ReductionLayout& layout, const Tensor& out) {
   NoGradGuard no_grad;
   switch (kind) {
     case NormKind::Two:

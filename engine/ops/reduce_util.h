@@ -15,7 +15,7 @@ DimVector reduction_dims(const Tensor& x, IntArrayRef dims, std::string_view op)
 DimVector reduced_shape(IntArrayRef sizes, const DimVector& dims, bool keepdim);
 // Kept dims first (row-major, matching a contiguous output), reduced dims last,
 // with adjacent reduced dims merged when they are contiguous to each other.
-kernels::cpu::ReductionLayout reduction_layout(const Tensor& x, const DimVector& dims);
+kernels::ReductionLayout reduction_layout(const Tensor& x, const DimVector& dims);
 // Number of elements each output reduces over.
 int64_t reduced_count(const Tensor& x, const DimVector& dims);
 // Puts size-1 dims back at `dims` so a reduced tensor broadcasts against its input.

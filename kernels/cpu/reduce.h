@@ -5,26 +5,12 @@
 #include <cstdint>
 
 #include "kernels/cpu/parallel.h"
+#include "kernels/reduction_layout.h"
 #include "kernels/small_vector.h"
 
 namespace gradiens::kernels::cpu {
 
-// The input viewed as kept dims (matching the output's elements, row-major)
-// followed by reduced dims, each with element strides.
-struct ReductionLayout {
-  DimVector kept_sizes, kept_strides;
-  DimVector reduced_sizes, reduced_strides;
-  int64_t output_numel() const {
-    int64_t n = 1;
-    for (int64_t s : kept_sizes) n *= s;
-    return n;
-  }
-  int64_t reduced_numel() const {
-    int64_t n = 1;
-    for (int64_t s : reduced_sizes) n *= s;
-    return n;
-  }
-};
+using kernels::ReductionLayout;
 
 // For each output element o (row-major over kept dims), calls
 // visit(o, in + offset_of(o), reduced_sizes, reduced_strides) where the callee

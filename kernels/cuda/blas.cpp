@@ -99,17 +99,6 @@ cublasHandle_t handle_for(int device) {
   return h.handle;
 }
 
-struct DeviceScope {
-  explicit DeviceScope(int device) {
-    GD_CUDA_CHECK(cudaGetDevice(&previous));
-    if (previous != device) GD_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceScope() { cudaSetDevice(previous); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-  int previous = 0;
-};
-
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 }  // namespace
@@ -130,7 +119,7 @@ void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, i
   GD_CHECK(dtype == kFloat32 || dtype == kFloat64,
            std::string("CUDA matrix products support float32 and float64, not ") + std::string(dtype_name(dtype)));
   if (batch == 0 || m == 0 || n == 0) return;
-  DeviceScope scope(device);
+  DeviceGuard guard(device);
   GD_CHECK(m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31) &&
                batch < (int64_t(1) << 31),
            "CUDA matrix product: a dimension exceeds 2^31 - 1");

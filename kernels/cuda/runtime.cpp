@@ -54,20 +54,6 @@ DeviceState& state(int device) {
   return (*states)[device];
 }
 
-struct DeviceGuard {
-  explicit DeviceGuard(int device) {
-    GD_CUDA_CHECK(cudaGetDevice(&previous));
-    if (previous != device) GD_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceGuard() {
-    int now = 0;
-    if (cudaGetDevice(&now) == cudaSuccess && now != previous) cudaSetDevice(previous);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  int previous = 0;
-};
-
 int resolve(int device) { return device < 0 ? current_device() : device; }
 
 // A query's answer: done (true), still running (false), or an error.
@@ -130,6 +116,16 @@ void init_device(int device) {
 }
 
 }  // namespace
+
+DeviceGuard::DeviceGuard(int device) {
+  GD_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) GD_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int now = 0;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
 
 bool is_built() noexcept { return true; }
 bool is_available() noexcept { return cached_device_count() > 0; }

@@ -24,6 +24,18 @@ void check_device_index(int index);
 
 int current_device();
 void set_device(int index);
+// Makes `device` current for a scope and restores the previous one after, as
+// c10::cuda::CUDAGuard.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 // Waits for every stream of the device (the current one for -1).
 void synchronize(int device = -1);
 

@@ -21,6 +21,8 @@ int device_count() noexcept { return 0; }
 void check_device_index(int) { unavailable(); }
 int current_device() { unavailable(); }
 void set_device(int) { unavailable(); }
+DeviceGuard::DeviceGuard(int) { unavailable(); }
+DeviceGuard::~DeviceGuard() = default;
 void synchronize(int) { unavailable(); }
 StreamHandle default_stream(int) { unavailable(); }
 StreamHandle current_stream(int) { unavailable(); }
