@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ libdnnl-dev libopenblas-dev libhwy-dev libsleef-dev librandom123-dev
           libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libssl-dev dataset-fashion-mnist
-          libboost-dev libmuparser-dev libfftw3-dev gnuplot-nox python3 python3-jsonschema)
+          libboost-dev libmuparser-dev libginac-dev pkg-config libfftw3-dev gnuplot-nox python3 python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -145,6 +145,12 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
        "model.layers[0].periods: periods has 1 values, but the input has 2 features"},
       {R"x("layers": [)x", R"x("layers": [{"type": "FourierFeatures", "features": 4, "sigma": [1, 2, 3]},)x",
        "model.layers[0].sigma: sigma has 3 values, but the input has 2 features"},
+      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": "sin(pi*x) + t*z",)x",
+       "pinn.output_transform: expression \"sin(pi*x) + t*z\": unknown name z"},
+      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": ["y1", "t*y2"],)x",
+       "pinn.output_transform: 2 expressions for a network with 1 outputs"},
+      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": "x*y", "engine": "taylor",)x",
+       "an output transform (hard constraint) is set"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.to);
@@ -158,6 +164,27 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
     const std::string message = slurp(stderr_file);
     CHECK_MESSAGE(message.find(c.message) != std::string::npos, message);
   }
+}
+
+TEST_CASE("pinn runs: a hard constraint shapes both training and the evaluated solution") {
+  // u = the exact solution + 1e-9 x (1 - x) t y: whatever the network does,
+  // the evaluated error stays near 1e-9, which only holds if the evaluation
+  // goes through the transform as training does.
+  std::string text = kInverseConfig;
+  const std::string from = R"x("causal": {"chunks": 4},)x";
+  text.replace(text.find(from), from.size(), R"x("causal": {"chunks": 4},
+    "output_transform": "sin(pi*x)*exp(-0.1*pi^2*t) + 1e-9*x*(1-x)*t*y",)x");
+  const fs::path config = write_config("hard.json", text);
+  const fs::path run = run_fresh(kTrainer, config, kWork / "hard_run");
+  int evaluations = 0;
+  for (const std::string& line : metric_lines(run)) {
+    const json metrics = json::parse(line);
+    if (!metrics.contains("val/rel_l2")) continue;
+    ++evaluations;
+    CHECK(metrics["val/rel_l2"].get<double>() < 1e-8);
+    CHECK(metrics["val/rel_l2"].get<double>() > 0);
+  }
+  CHECK(evaluations == 6);
 }
 
 TEST_CASE("pinn runs: a periodic embedding of x builds, and the run falls back to the nested operators") {

@@ -12,6 +12,7 @@
 #include "engine/tensor_data.h"
 #include "kernels/error.h"
 #include "pinn/expression.h"
+#include "pinn/tensor_expression.h"
 #include "train/config/validate.h"
 #include "train/registry/registry.h"
 
@@ -45,6 +46,10 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
   };
   pinn->add("evaluation", Object(evaluation), "default: the reference's own grid; else a grid of 101 per coordinate up "
             "to two coordinates, 10000 Sobol points beyond").default_(json::object());
+  pinn->add("output_transform", AnyOf({String(), Array(String(), 1)}),
+            "hard constraints: the solution as an expression of the coordinates, the PDE parameters and the network's "
+            "output y, e.g. \"sin(pi*x) + x*(1-x)*t*y\"; for a solution of k components, k expressions of the "
+            "outputs y1 ... yk (the network needs k outputs). Derivatives then come from the nested engine");
   pinn->add("engine", Enum({"auto", "nested", "taylor"}),
             "how derivatives are computed: Taylor mode for MLPs (auto picks it where it can), or nested reverse mode")
       .default_("auto");
@@ -139,6 +144,44 @@ void set_evaluation(PinnRun& run, const json& config) {
   if (run.eval_points.size(0) == 0) throw Error("pinn.evaluation: no evaluation point lies in the domain");
 }
 
+// u = the expressions of pinn.output_transform at (x, y).
+pinn::OutputTransform output_transform(const json& config, const PinnContext& context) {
+  const bool several = config.is_array();
+  const std::vector<std::string> texts = several ? config.get<std::vector<std::string>>()
+                                                 : std::vector<std::string>{config.get<std::string>()};
+  const auto outputs = static_cast<int64_t>(texts.size());
+  std::vector<std::string> variables = context.names;
+  std::vector<Tensor> parameters;
+  for (const auto& [name, value] : context.parameters) {
+    variables.push_back(name);
+    parameters.push_back(value);
+  }
+  for (int64_t k = 0; k < outputs; ++k) variables.push_back(several ? fmt::format("y{}", k + 1) : "y");
+  std::vector<pinn::TensorExpression> expressions;
+  for (size_t k = 0; k < texts.size(); ++k) {
+    try {
+      expressions.emplace_back(texts[k], variables);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", several ? join_path("pinn.output_transform", k) : "pinn.output_transform",
+                              e.what()));
+    }
+  }
+  const int64_t dims = context.dims();
+  return [expressions, parameters, outputs, dims](const Tensor& x, const Tensor& y) {
+    if (y.dim() != 2 || y.size(1) != outputs)
+      throw Error(fmt::format("pinn.output_transform: {} expression{} for a network with {} outputs; the network needs "
+                              "one output per expression", outputs, outputs == 1 ? "" : "s",
+                              y.dim() == 2 ? y.size(1) : y.numel()));
+    std::vector<Tensor> values;
+    for (int64_t j = 0; j < dims; ++j) values.push_back(x.narrow(1, j, 1));
+    for (const Tensor& p : parameters) values.push_back(p.to(x.scalar_type()));
+    for (int64_t k = 0; k < outputs; ++k) values.push_back(y.narrow(1, k, 1));
+    std::vector<Tensor> columns;
+    for (const pinn::TensorExpression& expression : expressions) columns.push_back(expression.evaluate(values));
+    return outputs == 1 ? columns.front() : cat(columns, 1);
+  };
+}
+
 }  // namespace
 
 std::shared_ptr<PinnRun> build_pinn_run(json& config, ScalarType dtype, uint64_t seed, const std::string& base_dir) {
@@ -188,6 +231,8 @@ std::shared_ptr<PinnRun> build_pinn_run(json& config, ScalarType dtype, uint64_t
       throw Error(fmt::format("{}: a term named {} exists already; give this one a \"name\"", path, term->name()));
     problem.add(term, number(condition, "weight"));
   }
+  if (has(config, "output_transform"))
+    problem.set_output_transform(output_transform(config["output_transform"], run->context));
   problem.set_engine(pinn::parse_engine(text(config, "engine")));
   const json& weighting = config["weighting"];
   pinn::WeightingOptions weighting_options{pinn::parse_weighting(text(weighting, "method")), integer(weighting, "every"),
