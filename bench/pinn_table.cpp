@@ -73,6 +73,8 @@ json vanilla(json config, int64_t steps) {
   pinn.erase("weighting");
   pinn.erase("refinement");
   pinn.erase("resample_every");
+  pinn.erase("causal");
+  pinn.erase("output_transform");  // hard constraints: the soft conditions stand alone
   config["name"] = config["name"].get<std::string>() + "-vanilla";
   config["train"]["phases"] = json::array({{{"name", "Adam"}, {"optimizer", {{"type", "Adam"}, {"lr", 1e-3}}},
                                             {"steps", steps}}});

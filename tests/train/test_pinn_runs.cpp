@@ -147,9 +147,9 @@ TEST_CASE("pinn runs: bad pinn sections are errors naming the key") {
        "model.layers[0].sigma: sigma has 3 values, but the input has 2 features"},
       {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": "sin(pi*x) + t*z",)x",
        "pinn.output_transform: expression \"sin(pi*x) + t*z\": unknown name z"},
-      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": ["y1", "t*y2"],)x",
+      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": ["net1", "t*net2"],)x",
        "pinn.output_transform: 2 expressions for a network with 1 outputs"},
-      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": "x*y", "engine": "taylor",)x",
+      {R"x("causal": {"chunks": 4},)x", R"x("causal": {"chunks": 4}, "output_transform": "x*net", "engine": "taylor",)x",
        "an output transform (hard constraint) is set"},
   };
   for (const Case& c : cases) {
@@ -173,7 +173,7 @@ TEST_CASE("pinn runs: a hard constraint shapes both training and the evaluated s
   std::string text = kInverseConfig;
   const std::string from = R"x("causal": {"chunks": 4},)x";
   text.replace(text.find(from), from.size(), R"x("causal": {"chunks": 4},
-    "output_transform": "sin(pi*x)*exp(-0.1*pi^2*t) + 1e-9*x*(1-x)*t*y",)x");
+    "output_transform": "sin(pi*x)*exp(-0.1*pi^2*t) + 1e-9*x*(1-x)*t*net",)x");
   const fs::path config = write_config("hard.json", text);
   const fs::path run = run_fresh(kTrainer, config, kWork / "hard_run");
   int evaluations = 0;
@@ -185,6 +185,63 @@ TEST_CASE("pinn runs: a hard constraint shapes both training and the evaluated s
     CHECK(metrics["val/rel_l2"].get<double>() > 0);
   }
   CHECK(evaluations == 6);
+}
+
+TEST_CASE("pinn runs: each PDE's residual vanishes on its exact solution, set as a hard constraint") {
+  // The transform ignores the network (0*net), so the losses --validate prints
+  // are those of the exact solution: zero up to rounding for every term, and
+  // far from zero when a coefficient is wrong.
+  struct Case {
+    std::string domain, time, pde, conditions, exact, wrong;  // wrong: a perturbation the PDE does not admit
+  };
+  const std::vector<Case> cases = {
+      {R"x({"type": "Interval", "lower": 0, "upper": 1})x", "",
+       R"x({"type": "beam", "rigidity": 2, "load": "-16*pi^4*cos(2*pi*x)", "points": 64})x",
+       R"x([{"type": "dirichlet", "points": 8}, {"type": "neumann", "points": 8}])x", "sin(pi*x)^2", "*1.01"},
+      {R"x({"type": "Interval", "lower": 0, "upper": 1})x", R"x("time": [0, 1],)x",
+       R"x({"type": "wave", "speed": 2, "points": 64})x",
+       R"x([{"type": "dirichlet", "points": 8}, {"type": "initial", "value": "sin(pi*x)+sin(4*pi*x)/2", "points": 8},
+           {"type": "initial", "name": "velocity", "time_derivative": 1, "points": 8}])x",
+       "sin(pi*x)*cos(2*pi*t)+sin(4*pi*x)*cos(8*pi*t)/2", " + 0.01*x^2*t^2"},
+      {R"x({"type": "Rectangle", "lower": [0, 0], "upper": [1, 1]})x", R"x("time": [0, 5],)x",
+       R"x({"type": "heat", "diffusivity": ["1/(500*pi)^2", "1/pi^2"], "points": 64})x",
+       R"x([{"type": "dirichlet", "points": 8}, {"type": "initial", "value": "sin(20*pi*x)*sin(pi*y)", "points": 8}])x",
+       "sin(20*pi*x)*sin(pi*y)*exp(-1.0016*t)", " + 0.01*t"},
+      {R"x({"type": "Box", "lower": [0, 0, 0], "upper": [1, 1, 1]})x", "",
+       R"x({"type": "poisson", "source": "pi^2/4*(sin(pi*x/2)+sin(pi*y/2)+sin(pi*z/2))", "points": 64})x",
+       R"x([{"type": "dirichlet", "value": "sin(pi*x/2)+sin(pi*y/2)+sin(pi*z/2)", "points": 8}])x",
+       "sin(pi*x/2)+sin(pi*y/2)+sin(pi*z/2)", "*1.01"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.pde);
+    const std::string text = R"x({"version": 1, "name": "exact", "dtype": "float64",
+      "model": {"type": "Sequential", "layers": [{"type": "Linear", "out_features": 1}]},
+      "pinn": {"domain": )x" + c.domain + ", " + c.time + R"x( "pde": )x" + c.pde + R"x(, "conditions": )x" +
+                             c.conditions + R"x(, "output_transform": ")x" + c.exact + R"x( + 0*net"},
+      "train": {"phases": [{"optimizer": {"type": "Adam"}, "steps": 1}]}})x";
+    for (const bool wrong : {false, true}) {
+      std::string config_text = text;
+      if (wrong) {
+        const std::string from = R"x( + 0*net")x";
+        config_text.replace(config_text.find(from), from.size(), c.wrong + from);
+      }
+      const fs::path config = write_config("exact.json", config_text);
+      const fs::path stdout_file = kWork / "exact_stdout";
+      REQUIRE(shell(kTrainer + " --config " + config.string() + " --validate > " + stdout_file.string() + " 2>&1") == 0);
+      const std::string message = slurp(stdout_file);
+      const size_t at = message.find(": pde ");
+      REQUIRE_MESSAGE(at != std::string::npos, message);
+      const double pde = std::stod(message.substr(at + 6));
+      CAPTURE(message);
+      CHECK(message.find("nested") != std::string::npos);
+      if (wrong) {
+        CHECK(pde > 1e-6);
+      } else {
+        CHECK(pde < 1e-18);
+        CHECK(std::stod(message.substr(message.find("loss ") + 5)) < 1e-18);
+      }
+    }
+  }
 }
 
 TEST_CASE("pinn runs: a periodic embedding of x builds, and the run falls back to the nested operators") {

@@ -48,8 +48,8 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
             "to two coordinates, 10000 Sobol points beyond").default_(json::object());
   pinn->add("output_transform", AnyOf({String(), Array(String(), 1)}),
             "hard constraints: the solution as an expression of the coordinates, the PDE parameters and the network's "
-            "output y, e.g. \"sin(pi*x) + x*(1-x)*t*y\"; for a solution of k components, k expressions of the "
-            "outputs y1 ... yk (the network needs k outputs). Derivatives then come from the nested engine");
+            "output net, e.g. \"sin(pi*x) + x*(1-x)*t*net\"; for a solution of k components, k expressions of the "
+            "outputs net1 ... netk (the network needs k outputs). Derivatives then come from the nested engine");
   pinn->add("engine", Enum({"auto", "nested", "taylor"}),
             "how derivatives are computed: Taylor mode for MLPs (auto picks it where it can), or nested reverse mode")
       .default_("auto");
@@ -144,7 +144,7 @@ void set_evaluation(PinnRun& run, const json& config) {
   if (run.eval_points.size(0) == 0) throw Error("pinn.evaluation: no evaluation point lies in the domain");
 }
 
-// u = the expressions of pinn.output_transform at (x, y).
+// u = the expressions of pinn.output_transform at (x, net(x)).
 pinn::OutputTransform output_transform(const json& config, const PinnContext& context) {
   const bool several = config.is_array();
   const std::vector<std::string> texts = several ? config.get<std::vector<std::string>>()
@@ -156,7 +156,7 @@ pinn::OutputTransform output_transform(const json& config, const PinnContext& co
     variables.push_back(name);
     parameters.push_back(value);
   }
-  for (int64_t k = 0; k < outputs; ++k) variables.push_back(several ? fmt::format("y{}", k + 1) : "y");
+  for (int64_t k = 0; k < outputs; ++k) variables.push_back(several ? fmt::format("net{}", k + 1) : "net");
   std::vector<pinn::TensorExpression> expressions;
   for (size_t k = 0; k < texts.size(); ++k) {
     try {

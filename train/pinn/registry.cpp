@@ -202,6 +202,19 @@ void register_pdes(Builders& b) {
     });
   });
 
+  ObjectSpec beam = pde_spec("beam", "the Euler-Bernoulli beam EI u_xxxx = q on an interval (fourth order)");
+  beam.add("rigidity", Value(), "EI, the flexural rigidity").default_(1.0);
+  beam.add("load", Value(), "q, an expression of x").default_(0.0);
+  add(std::move(beam), [](const json& c, const std::string& path, const PinnContext& context) {
+    require_time(context, path, "beam", false);
+    if (context.spatial_dims() != 1) throw Error(fmt::format("{}: beam is one-dimensional", path));
+    const Coefficient rigidity = context.coefficient(c, "rigidity", path);
+    pinn::DerivativeNeeds needs{{{0, 0, 0, 0}}, false, {}};
+    return operator_term(c, needs, [rigidity](pinn::Solution& s, const std::vector<Tensor>& q) {
+      return scale(rigidity, s.d({0, 0, 0, 0})) - q[0];
+    }, {context.expression(c, "load", path)});
+  });
+
   ObjectSpec allen_cahn = pde_spec("allen_cahn", "u_t = d (laplacian u) + r (u - u^3)");
   allen_cahn.add("diffusion", Value(), "d").require();
   allen_cahn.add("reaction", Value(), "r").require();
