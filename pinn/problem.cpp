@@ -73,11 +73,13 @@ void Problem::hold_causal_weights(bool hold) {
 
 namespace {
 
-// The causal loss of residuals r [N, k] at points x [N, d] (time last) in
-// [t0, t1]; `held` holds the weights to use, or is filled with them when undefined.
-Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const CausalOptions& options,
-                   Tensor* held) {
-  const int64_t m = options.chunks;
+// Residuals r [N, k] at points x [N, d] (time last) in [t0, t1] by time
+// slice: each point's slice [N], and each slice's mean squared residual [M].
+struct CausalSlices {
+  Tensor slice, counts, means;
+};
+
+CausalSlices causal_slices(const Tensor& r, const Tensor& x, double t0, double t1, int64_t m) {
   Tensor per_point = r.square().mean({1});
   // Truncation is the floor here: the scaled times are clamped to [0, m - 1] first.
   Tensor slice = ((x.select(1, x.size(1) - 1).detach().to(kFloat64) - t0) * (static_cast<double>(m) / (t1 - t0)))
@@ -86,12 +88,17 @@ Tensor causal_loss(const Tensor& r, const Tensor& x, double t0, double t1, const
   Tensor sums = zeros({m}, per_point.options().requires_grad(false)).index_add(0, slice, per_point);
   const auto f64 = TensorOptions().dtype(kFloat64);
   Tensor counts = zeros({m}, f64).index_add(0, slice, ones({x.size(0)}, f64));
-  Tensor means = sums / counts.clamp_min(1).to(sums.scalar_type());
-  if (held && held->defined()) return (*held * means).mean();
+  return {slice, counts, sums / counts.clamp_min(1).to(sums.scalar_type())};
+}
+
+// The slices' weights w_i = exp(-epsilon sum_{k<i} L_k), no gradient; `held`
+// holds the weights to use, or is filled with them when undefined.
+Tensor causal_weights(const Tensor& means, const CausalOptions& options, Tensor* held) {
+  if (held && held->defined()) return *held;
   Tensor before = means.detach().cumsum(0) - means.detach();  // sum_{k<i} L_k
   Tensor w = (before * -options.epsilon).exp();
   if (held) *held = w;
-  return (w * means).mean();
+  return w;
 }
 
 }  // namespace
@@ -102,8 +109,27 @@ void Problem::sample(Generator& generator) {
 
 void Problem::resample(const std::string& name, Generator& generator) { term(name).sample(*domain_, generator); }
 
-Solution Problem::solve(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs) const {
-  return Solution(net, x, needs, engine_, transform_);
+Solution Problem::solve(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs,
+                         std::vector<JetProbe>* probes) const {
+  return Solution(net, x, needs, engine_, transform_, probes);
+}
+
+Tensor Problem::point_weights(size_t index, const Tensor& r) const {
+  GD_CHECK(index < terms_.size(), fmt::format("pinn::Problem: term index {} is out of range ({} terms)", index,
+                                              terms_.size()));
+  const Term& t = *terms_[index];
+  GD_CHECK(r.dim() == 2 && r.size(0) == t.points().size(0),
+           fmt::format("pinn::Problem: the residual of {} must be [{}, k]", t.name(), t.points().size(0)));
+  const double w = weights_.values()[index];
+  const auto f64 = TensorOptions().dtype(kFloat64);
+  const auto per_value = static_cast<double>(r.size(0) * r.size(1));
+  if (causal_.chunks == 0 || t.name() != causal_term_) return full({r.size(0)}, w / per_value, f64);
+  // (1/M) sum_i w_i mean_{n in slice i}(mean_c r_nc^2): each point's share.
+  const auto [lower, upper] = domain_->bbox();
+  const CausalSlices slices = causal_slices(r.detach(), t.points(), lower.back(), upper.back(), causal_.chunks);
+  const Tensor c = causal_weights(slices.means, causal_, hold_causal_ ? &held_causal_weights_ : nullptr).to(kFloat64);
+  const Tensor share = c / (slices.counts.clamp_min(1) * static_cast<double>(causal_.chunks * r.size(1)));
+  return share.index_select(0, slices.slice) * w;
 }
 
 Losses Problem::losses(const nn::AnyModule& net) const {
@@ -122,8 +148,8 @@ Losses Problem::losses(const nn::AnyModule& net) const {
     Tensor value;
     if (causal_.chunks > 0 && t.name() == causal_term_) {
       const auto [lower, upper] = domain_->bbox();
-      value = causal_loss(r, t.points(), lower.back(), upper.back(), causal_,
-                          hold_causal_ ? &held_causal_weights_ : nullptr);
+      const CausalSlices slices = causal_slices(r, t.points(), lower.back(), upper.back(), causal_.chunks);
+      value = (causal_weights(slices.means, causal_, hold_causal_ ? &held_causal_weights_ : nullptr) * slices.means).mean();
     } else {
       value = r.square().mean();
     }

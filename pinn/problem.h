@@ -74,10 +74,16 @@ class Problem {
   // Draws fresh points for one term.
   void resample(const std::string& term, Generator& generator);
 
-  // The solution of `net` at `x` with this problem's engine and transform.
-  Solution solve(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs) const;
+  // The solution of `net` at `x` with this problem's engine and transform
+  // (and probes on its Linear layers, for per-sample Jacobians).
+  Solution solve(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs,
+                 std::vector<JetProbe>* probes = nullptr) const;
   // Every term's loss at its points, and the weighted total.
   Losses losses(const nn::AnyModule& net) const;
+  // Per-point factors f [N] (float64) with the weighted loss of term `index`
+  // equal to sum_n f_n sum_c r_nc^2 for its residual r [N, k]: weight / (N k),
+  // or under causal training each slice's share (held as losses() holds it).
+  Tensor point_weights(size_t index, const Tensor& r) const;
   // The engine each term ran on in the last losses() call.
   const std::vector<Engine>& last_engines() const { return last_engines_; }
 

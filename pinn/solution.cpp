@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "engine/autograd/autograd.h"
+#include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "kernels/error.h"
 #include "pinn/enum_names.h"
@@ -78,19 +79,21 @@ bool taylor_can_serve(const nn::AnyModule& net, const DerivativeNeeds& needs, bo
     if (why) *why = std::move(reason);
     return false;
   };
-  if (has_transform) return fail("an output transform (hard constraint) is set");
   if (!taylor_supported(*net.ptr()))
     return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures) "
                             "layers and elementwise activations", first_unsupported_layer(*net.ptr())));
   for (const auto& dims : needs.partials) {
     if (!is_pure(dims)) return fail(fmt::format("the mixed derivative over coordinates [{}] is needed", fmt::join(dims, ", ")));
     if (dims.size() > 4) return fail(fmt::format("a derivative of order {} is needed (at most 4)", dims.size()));
+    if (has_transform && dims.size() > 2)
+      return fail(fmt::format("a derivative of order {} is needed under an output transform (hard constraint), where "
+                              "Taylor mode carries orders up to 2", dims.size()));
   }
   return true;
 }
 
 Solution::Solution(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs, Engine engine,
-                   const OutputTransform& transform)
+                   const OutputTransform& transform, std::vector<JetProbe>* probes)
     : needs_(needs) {
   GD_CHECK(x.defined() && x.dim() == 2,
            fmt::format("pinn::Solution: points must be [N, d], got {} dimensions", x.defined() ? x.dim() : 0));
@@ -105,10 +108,20 @@ Solution::Solution(const nn::AnyModule& net, const Tensor& x, const DerivativeNe
   const bool taylor_ok = taylor_can_serve(net, needs, static_cast<bool>(transform), &why);
   GD_CHECK(engine != Engine::kTaylor || taylor_ok, fmt::format("pinn: the Taylor engine cannot be used: {}", why));
   engine_ = (engine == Engine::kTaylor || (engine == Engine::kAuto && taylor_ok)) ? Engine::kTaylor : Engine::kNested;
+  GD_CHECK(probes == nullptr || engine_ == Engine::kTaylor,
+           fmt::format("pinn::Solution: per-sample Jacobians need the Taylor engine, which cannot be used: {}",
+                       engine == Engine::kNested ? "the nested engine was asked for" : why));
 
   if (engine_ == Engine::kTaylor) {
     x_ = x.detach();
-    TaylorOutputs jet = taylor_forward(*net.ptr(), x_, taylor_request(needs));
+    TaylorOutputs jet = taylor_forward(*net.ptr(), x_, taylor_request(needs), probes);
+    if (transform) {
+      std::map<int64_t, Tensor> second;
+      for (const auto& dims : needs.partials)
+        if (dims.size() == 2) second[dims.front()] = jet.pure(dims.front(), 2);
+      transform_jet(transform, jet.value, jet.gradient, jet.laplacian, second);
+      return;
+    }
     output_ = jet.value;
     for (int64_t c = 0; c < output_.size(1); ++c) {
       gradients_[c] = jet.gradient.select(1, c);
@@ -127,6 +140,58 @@ Solution::Solution(const nn::AnyModule& net, const Tensor& x, const DerivativeNe
   GD_CHECK(output_.dim() == 2 && output_.size(0) == x_.size(0),
            fmt::format("pinn::Solution: the output transform must return [N, m] with N = {}, got [{}]", x_.size(0),
                        fmt::join(output_.sizes(), ", ")));
+}
+
+void Solution::transform_jet(const OutputTransform& transform, const Tensor& y_in, const Tensor& gradient,
+                             const Tensor& laplacian, const std::map<int64_t, Tensor>& second) {
+  const bool differentiable = GradMode::is_enabled() && y_in.requires_grad();
+  AutoGradMode grad_mode(true);  // T's partial derivatives come from autograd, under no-grad callers too
+  const Tensor x = x_.detach().requires_grad_();
+  // Without a graph to the parameters (no-grad callers) y becomes a leaf of its own.
+  const Tensor y = y_in.requires_grad() ? y_in : y_in.detach().requires_grad_();
+  output_ = transform(x, y);
+  GD_CHECK(output_.dim() == 2 && output_.size(0) == x.size(0),
+           fmt::format("pinn::Solution: the output transform must return [N, m] with N = {}, got [{}]", x.size(0),
+                       fmt::join(output_.sizes(), ", ")));
+  const int64_t d = x.size(1);
+  // d/dx and d/dy of a per-point quantity q (zeros where q does not depend on them).
+  auto partials = [&](const Tensor& q) {
+    std::vector<Tensor> found;
+    if (q.requires_grad())
+      found = autograd::grad({q.sum()}, {x, y}, {}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+    found.resize(2);
+    if (!found[0].defined()) found[0] = zeros_like(x);
+    if (!found[1].defined()) found[1] = zeros_like(y);
+    return std::pair<Tensor, Tensor>{found[0], found[1]};
+  };
+  auto row_dot = [](const Tensor& a, const Tensor& b) { return (a * b).sum({1}, /*keepdim=*/true); };
+  for (int64_t c = 0; c < output_.size(1); ++c) {
+    const auto [t_x, t_y] = partials(output_.narrow(1, c, 1));
+    gradients_[c] = t_x + (t_y.unsqueeze(2) * gradient).sum({1});  // [N, d]
+    // u_ii for each coordinate the needs read: the Laplacian's and the declared pure ones.
+    auto second_along = [&](int64_t i, const Tensor& y_ii) {
+      const Tensor y_i = gradient.select(2, i);  // [N, m]
+      const Tensor directional = t_x.narrow(1, i, 1) + row_dot(t_y, y_i);
+      const auto [g_x, g_y] = partials(directional);
+      Tensor u_ii = g_x.narrow(1, i, 1) + row_dot(g_y, y_i);
+      return y_ii.defined() ? u_ii + row_dot(t_y, y_ii) : u_ii;
+    };
+    for (const auto& [i, y_ii] : second) partials_[{c, {i, i}}] = second_along(i, y_ii);
+    if (needs_.laplacian) {
+      Tensor sum = row_dot(t_y, laplacian);
+      for (int64_t i = 0; i < d; ++i) {
+        const double w = needs_.laplacian_weights.empty() ? 1.0 : needs_.laplacian_weights[static_cast<size_t>(i)];
+        if (w != 0) sum = sum + second_along(i, Tensor()) * w;
+      }
+      laplacians_[c] = sum;
+    }
+  }
+  if (!differentiable) {  // nothing downstream differentiates: drop the graphs
+    output_ = output_.detach();
+    for (auto& [c, g] : gradients_) g = g.detach();
+    for (auto& [key, p] : partials_) p = p.detach();
+    for (auto& [c, l] : laplacians_) l = l.detach();
+  }
 }
 
 Tensor Solution::check_component(int64_t component) const {

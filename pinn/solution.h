@@ -4,7 +4,12 @@
 // (pinn/taylor.h) for MLPs, which carries every declared derivative through
 // one forward pass. Engine::kAuto picks Taylor mode when the network and the
 // declared derivatives allow it. An output transform (hard constraints) maps
-// the network's output y at x to the solution u = transform(x, y).
+// the network's output y at x to the solution u = transform(x, y); in Taylor
+// mode the chain rule carries the network's jet through it, with the
+// transform's own partial derivatives taken by autograd (it is elementwise
+// and cheap next to the network):
+//   u_i  = T_xi + sum_j T_yj y_j,i
+//   u_ii = T_xixi + 2 sum_j T_xiyj y_j,i + sum_jk T_yjyk y_j,i y_k,i + sum_j T_yj y_j,ii.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +20,7 @@
 
 #include "engine/tensor.h"
 #include "nn/modules/container.h"
+#include "pinn/taylor/jet_mlp.h"
 
 namespace gradiens::pinn {
 
@@ -40,11 +46,13 @@ using OutputTransform = std::function<Tensor(const Tensor& x, const Tensor& y)>;
 class Solution {
  public:
   // Evaluates `net` at `x` [N, d] (float64 or float32). The engine is
-  // resolved here: Taylor mode needs an MLP (taylor_supported), no output
-  // transform, pure derivatives of order <= 4 and no mixed ones; kTaylor
-  // where that fails is an Error saying why.
+  // resolved here: Taylor mode needs an MLP (taylor_supported), pure
+  // derivatives of order <= 4 (<= 2 under an output transform) and no mixed
+  // ones; kTaylor where that fails is an Error saying why. `probes`, when
+  // given, asks Taylor mode to put a probe on every Linear layer
+  // (pinn/taylor/jet_mlp.h) and is an Error where the engine is not Taylor.
   Solution(const nn::AnyModule& net, const Tensor& x, const DerivativeNeeds& needs, Engine engine = Engine::kAuto,
-           const OutputTransform& transform = {});
+           const OutputTransform& transform = {}, std::vector<JetProbe>* probes = nullptr);
 
   // The points (with Engine::kNested, a leaf that requires grad).
   const Tensor& x() const { return x_; }
@@ -64,6 +72,10 @@ class Solution {
 
  private:
   Tensor check_component(int64_t component) const;
+  // Taylor mode under an output transform: u and its declared derivatives
+  // from the network's jet by the chain rule.
+  void transform_jet(const OutputTransform& transform, const Tensor& y, const Tensor& gradient, const Tensor& laplacian,
+                     const std::map<int64_t, Tensor>& second);
   std::string describe(const std::vector<int64_t>& dims) const;
   DerivativeNeeds needs_;
   Engine engine_ = Engine::kNested;

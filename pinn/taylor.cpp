@@ -107,7 +107,8 @@ bool taylor_supported(const nn::Module& net) {
   return supported_layer(net);
 }
 
-TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request) {
+TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request,
+                             std::vector<JetProbe>* probes) {
   GD_CHECK(x.defined() && x.dim() == 2,
            fmt::format("pinn::taylor_forward: x must be [N, d], got {}",
                        x.defined() ? fmt::format("[{}]", fmt::join(x.sizes(), ", ")) : "an undefined tensor"));
@@ -117,7 +118,9 @@ TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const Taylo
   std::vector<JetMlpStep> steps;
   int64_t width = d;
   flatten(net, steps, width);
-  const Tensor jet = jet_mlp_fused_applies(x, steps) ? jet_mlp(x, steps, blocks) : jet_mlp_layered(x, steps, blocks);
+  const Tensor jet = probes                               ? jet_mlp_probed(x, steps, blocks, *probes)
+                     : jet_mlp_fused_applies(x, steps) ? jet_mlp(x, steps, blocks)
+                                                       : jet_mlp_layered(x, steps, blocks);
 
   TaylorOutputs out;
   out.value = jet.select(0, 0);

@@ -20,6 +20,7 @@
 
 #include "engine/tensor.h"
 #include "nn/module.h"
+#include "pinn/taylor/jet_mlp.h"
 
 namespace gradiens::pinn {
 
@@ -42,7 +43,8 @@ struct TaylorOutputs {
   Tensor pure(int64_t dim, int order) const;
 
  private:
-  friend TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request);
+  friend TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request,
+                                      std::vector<JetProbe>* probes);
   std::vector<int64_t> pure_dims_;
   int pure_order_ = 0;
   std::vector<Tensor> pure_;  // [N, m] per pure dim and order 2..pure_order_, dim-major
@@ -55,7 +57,10 @@ bool taylor_supported(const nn::Module& net);
 
 // The network's output at x [N, d] with its gradient and what `request` asks
 // for. An unsupported layer, a request that does not fit x, or a layer whose
-// weights do not fit its input is an Error naming it.
-TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request = {});
+// weights do not fit its input is an Error naming it. With `probes`, the pass
+// puts a probe on every Linear layer (pinn/taylor/jet_mlp.h), for per-sample
+// Jacobians (pinn/least_squares.h).
+TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const TaylorRequest& request = {},
+                             std::vector<JetProbe>* probes = nullptr);
 
 }  // namespace gradiens::pinn

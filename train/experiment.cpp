@@ -12,6 +12,7 @@
 #include "engine/generator.h"
 #include "kernels/error.h"
 #include "optim/lbfgs.h"
+#include "pinn/least_squares.h"
 #include "train/config/validate.h"
 
 namespace gradiens::train {
@@ -303,6 +304,14 @@ Experiment build_experiment(json config, const std::string& base_dir) {
     if (text(optimizer, "type") == "LBFGS" && accumulate != 1)
       throw Error(fmt::format("train.accumulate: LBFGS ({}) re-evaluates the loss on one batch, so accumulate must be 1",
                               path));
+    if (text(optimizer, "type") == "LevenbergMarquardt") {
+      std::string why;
+      if (!experiment.pinn)
+        throw Error(fmt::format("{}optimizer: LevenbergMarquardt fits residuals, which only PINN runs (a \"pinn\" "
+                                "section) have", path));
+      if (!pinn::least_squares_supported(experiment.pinn->problem, experiment.model.net(), &why))
+        throw Error(fmt::format("{}optimizer: LevenbergMarquardt needs per-sample Jacobians, but {}", path, why));
+    }
     auto optimizer_object = build_optimizer(phase, experiment.model.parameters());
     if (scheduler != nullptr && has(*scheduler, "type")) {
       BuiltScheduler built = build_scheduler_config(*scheduler, *optimizer_object, phase.steps, experiment.steps_per_epoch);

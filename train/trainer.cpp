@@ -19,6 +19,8 @@
 #include "engine/io/safetensors.h"
 #include "kernels/error.h"
 #include "nn/utils/clip_grad.h"
+#include "optim/levenberg_marquardt.h"
+#include "pinn/least_squares.h"
 #include "train/config/run_spec.h"
 #include "train/pinn/field_plots.h"
 #include "train/run/checkpoint.h"
@@ -263,6 +265,7 @@ class Trainer {
     scheduler_ = BuiltScheduler();
     if (!phase.scheduler.is_null()) scheduler_ = build_scheduler(phase, *optimizer_, experiment_.steps_per_epoch);
     is_lbfgs_ = text(phase.optimizer, "type") == "LBFGS";
+    is_least_squares_ = text(phase.optimizer, "type") == "LevenbergMarquardt";
     if (!restoring && state_.step > 0)
       progress_.message(fmt::format("step {}: phase {}/{} ({}) begins", state_.step, state_.phase + 1,
                                     experiment_.phases.size(), phase.name));
@@ -321,6 +324,13 @@ class Trainer {
     const std::vector<Tensor> params = experiment_.model.parameters();
     pinn::Losses losses;
     double step_loss = 0;
+    // One objective for a whole L-BFGS or Levenberg-Marquardt step, line
+    // search and rejected attempts included; released however the step ends.
+    struct HeldCausalWeights {
+      pinn::Problem& problem;
+      explicit HeldCausalWeights(pinn::Problem& p) : problem(p) { problem.hold_causal_weights(true); }
+      ~HeldCausalWeights() { problem.hold_causal_weights(false); }
+    };
     if (is_lbfgs_) {
       auto closure = [&]() {
         optimizer_->zero_grad();
@@ -328,13 +338,20 @@ class Trainer {
         losses.total.backward();
         return losses.total;
       };
-      // One objective for the whole step, line search included; released however the step ends.
-      struct HeldCausalWeights {
-        pinn::Problem& problem;
-        explicit HeldCausalWeights(pinn::Problem& p) : problem(p) { problem.hold_causal_weights(true); }
-        ~HeldCausalWeights() { problem.hold_causal_weights(false); }
-      } held(run.problem);
+      HeldCausalWeights held(run.problem);
       step_loss = optimizer_->step(closure).item<double>();
+      check_loss(step_loss);
+    } else if (is_least_squares_) {
+      auto closure = [&](bool jacobian) {
+        pinn::WeightedResiduals found = pinn::weighted_residuals(run.problem, net, params, jacobian);
+        if (jacobian) {  // the step's loss is the one before it: log the terms there
+          losses.names = found.names;
+          losses.values = found.values;
+        }
+        return optim::LeastSquares{found.residuals, found.jacobian};
+      };
+      HeldCausalWeights held(run.problem);
+      step_loss = static_cast<optim::LevenbergMarquardt&>(*optimizer_).step(closure).item<double>();
       check_loss(step_loss);
     } else {
       optimizer_->zero_grad();
@@ -650,6 +667,7 @@ class Trainer {
   std::vector<std::pair<std::string, int64_t>> train_top_k_;  // the train accuracy metrics and their k
   bool logs_grad_norm_ = false;
   bool is_lbfgs_ = false;
+  bool is_least_squares_ = false;  // Levenberg-Marquardt: PINN runs only
   bool advance_ = false;
   double lr_ = 0, last_loss_ = 0;
   int64_t last_checkpoint_step_ = -1;

@@ -214,4 +214,23 @@ Tensor jet_mlp_layered(const Tensor& x, const std::vector<JetMlpStep>& steps, co
   return cat({(jet.select(0, 0) + pending_bias).unsqueeze(0), jet.narrow(0, 1, jet.size(0) - 1)}, 0);
 }
 
+Tensor jet_mlp_probed(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks,
+                      std::vector<JetProbe>& probes) {
+  Tensor jet = seed_jet(x, blocks);
+  for (const JetMlpStep& step : steps) {
+    if (!step.linear) {
+      jet = jet_activation(step.activation, blocks, jet, Tensor());
+      continue;
+    }
+    const Tensor input = jet;
+    jet = matmul(jet, step.weight.t());
+    Tensor probe = zeros(jet.sizes(), jet.options().requires_grad(false)).requires_grad_();
+    jet = jet + probe;
+    if (step.bias.defined())
+      jet = cat({(jet.select(0, 0) + step.bias).unsqueeze(0), jet.narrow(0, 1, jet.size(0) - 1)}, 0);
+    probes.push_back({step.weight, step.bias, input.detach(), probe});
+  }
+  return jet;
+}
+
 }  // namespace gradiens::pinn

@@ -27,4 +27,18 @@ bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps
 // The same jet by one differentiable op per layer.
 Tensor jet_mlp_layered(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks);
 
+// One Linear layer of a probed pass: its weight and bias, its input jet H
+// [K, N, in] (detached) and a zero leaf E [K, N, out] added to its output.
+// Because samples never mix in an MLP, the gradient of a sum of per-sample
+// residuals with respect to E holds each sample's own sensitivity D, and the
+// residual of sample n has d r_n / dW = sum_k D[k, n]^T H[k, n] and
+// d r_n / db = D[0, n] (the bias enters the value block only).
+struct JetProbe {
+  Tensor weight, bias, input, probe;
+};
+
+// The jet by the layered pass with a probe on every Linear, appended to `probes`.
+Tensor jet_mlp_probed(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks,
+                      std::vector<JetProbe>& probes);
+
 }  // namespace gradiens::pinn

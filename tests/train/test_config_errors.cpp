@@ -103,7 +103,7 @@ TEST_CASE("config: golden messages for bad configs") {
       {"unknown optimizer", [](json& c) { c["optimizer"]["type"] = "Adamm"; },
        "optimizer.type: unknown optimizer \"Adamm\"; did you mean \"Adam\"?"},
       {"unknown optimizer with no close name", [](json& c) { c["optimizer"]["type"] = "Adamax"; },
-       "optimizer.type: unknown optimizer \"Adamax\" (one of Adagrad, Adam, AdamW, LBFGS, RMSprop, SGD)"},
+       "optimizer.type: unknown optimizer \"Adamax\" (one of Adagrad, Adam, AdamW, LBFGS, LevenbergMarquardt, RMSprop, SGD)"},
       {"unknown dataset far from every name", [](json& c) { c["data"]["train"]["type"] = "ImageNet"; },
        "data.train.type: unknown dataset \"ImageNet\" (one of CSVDataset, FashionMNIST, MNIST, SyntheticClassification, "
        "SyntheticRegression, SyntheticSequences, TensorFile)"},

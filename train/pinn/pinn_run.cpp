@@ -49,7 +49,8 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
   pinn->add("output_transform", AnyOf({String(), Array(String(), 1)}),
             "hard constraints: the solution as an expression of the coordinates, the PDE parameters and the network's "
             "output net, e.g. \"sin(pi*x) + x*(1-x)*t*net\"; for a solution of k components, k expressions of the "
-            "outputs net1 ... netk (the network needs k outputs). Derivatives then come from the nested engine");
+            "outputs net1 ... netk (the network needs k outputs). Taylor mode carries derivatives up to order 2 through it "
+            "by the chain rule; higher orders come from the nested engine");
   pinn->add("engine", Enum({"auto", "nested", "taylor"}),
             "how derivatives are computed: Taylor mode for MLPs (auto picks it where it can), or nested reverse mode")
       .default_("auto");

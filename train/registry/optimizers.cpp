@@ -1,5 +1,6 @@
 // The optimizers a config may name ("optimizer": {"type": "AdamW", ...}): SGD,
-// Adam, AdamW, RMSprop, Adagrad and LBFGS with every option, PyTorch's defaults and ranges.
+// Adam, AdamW, RMSprop, Adagrad and LBFGS with every option, PyTorch's defaults and ranges;
+// and LevenbergMarquardt for PINN runs.
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "optim/adam.h"
 #include "optim/adamw.h"
 #include "optim/lbfgs.h"
+#include "optim/levenberg_marquardt.h"
 #include "optim/rmsprop.h"
 #include "optim/sgd.h"
 #include "train/config/validate.h"
@@ -167,6 +169,22 @@ void register_optimizers(Builders& b) {
                 .line_search_fn(has(config, "line_search_fn") ? std::optional<std::string>(text(config, "line_search_fn"))
                                                               : std::nullopt);
             return std::make_unique<optim::LBFGS>(std::move(params), options);
+          }));
+  }
+  {
+    ObjectSpec spec("LevenbergMarquardt", "damped Gauss-Newton on the weighted residuals of a PINN (optim/"
+                    "levenberg_marquardt.h): one solve of (J^T J + mu I) s = J^T r per step, J the residuals' Jacobian; "
+                    "needs the Taylor engine and P x P (or R x R) doubles in memory");
+    add_lr(spec, 1.0);
+    spec.add("damping", PositiveNumber(), "the initial damping mu relative to the largest diagonal entry of J^T J")
+        .default_(1e-3);
+    spec.add("max_attempts", Integer(1), "rejected steps (each with more damping) tried per optimizer step")
+        .default_(10);
+    b.add(b.optimizers, kOptimizer, std::move(spec),
+          OptimizerFactory([](std::vector<Tensor> params, const json& config) -> std::unique_ptr<optim::Optimizer> {
+            optim::LevenbergMarquardtOptions options(number(config, "lr"));
+            options.damping(number(config, "damping")).max_attempts(integer(config, "max_attempts"));
+            return std::make_unique<optim::LevenbergMarquardt>(std::move(params), options);
           }));
   }
 }
