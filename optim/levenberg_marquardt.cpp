@@ -94,12 +94,19 @@ Tensor LevenbergMarquardt::step(const ResidualClosure& closure) {
                now.jacobian.size(1) == numel,
            fmt::format("LevenbergMarquardt: the Jacobian must be [{}, {}] (residuals by parameters)", rows, numel));
   NoGradGuard no_grad;
-  const Tensor r = now.residuals.detach().to(kFloat64);
-  const Tensor J = now.jacobian.detach().to(kFloat64);
+  Tensor r = now.residuals.detach().to(kFloat64);
+  Tensor J = now.jacobian.detach().to(kFloat64);
   const double loss = r.dot(r).item<double>();
+  // Rows whose Jacobian is zero (residuals no parameter moves, such as
+  // conditions a hard constraint meets) change neither J^T J nor J^T r: drop them.
+  const Tensor moving = (J.abs().amax({1}) > 0).nonzero().reshape({-1});
+  if (moving.size(0) < rows) {
+    J = J.index_select(0, moving);
+    r = r.index_select(0, moving);
+  }
   const Tensor g = matmul(J.t(), r);  // J^T r: half the loss's gradient
   // The normal equations in the smaller of the two spaces.
-  const bool parameter_space = numel <= rows;
+  const bool parameter_space = numel <= J.size(0);
   const Tensor gram = parameter_space ? matmul(J.t(), J) : matmul(J, J.t());
   if (state.mu_ == 0) {
     const double largest = parameter_space ? gram.diagonal().max().item<double>()

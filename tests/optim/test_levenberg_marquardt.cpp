@@ -49,6 +49,19 @@ TEST_CASE("levenberg-marquardt: a linear problem lands on the normal equations' 
   CHECK(first == doctest::Approx(1 + 4 + 16).epsilon(1e-15));  // ||b||^2 at p = 0
   CHECK(at(p, 0) == doctest::Approx(4.0 / 3).epsilon(1e-10));
   CHECK(at(p, 1) == doctest::Approx(7.0 / 3).epsilon(1e-10));
+  // A residual no parameter moves (a zero row of J, e.g. a condition met by a
+  // hard constraint) counts in the loss and changes nothing else.
+  Tensor p2 = gd::zeros({2}, kF64).requires_grad_();
+  const Tensor A2 = gd::cat({A, gd::zeros({1, 2}, kF64)}, 0);
+  const Tensor b2 = gd::tensor({1.0, 2.0, 4.0, 5.0}, kF64);
+  optim::LevenbergMarquardt lm2({p2}, optim::LevenbergMarquardtOptions().damping(1e-12));
+  const double first2 = lm2.step([&](bool jacobian) {
+    gd::NoGradGuard no_grad;
+    return optim::LeastSquares{gd::matmul(A2, p2) - b2, jacobian ? A2 : Tensor()};
+  }).item<double>();
+  CHECK(first2 == doctest::Approx(1 + 4 + 16 + 25).epsilon(1e-15));
+  CHECK(at(p2, 0) == at(p, 0));
+  CHECK(at(p2, 1) == at(p, 1));
   // Fewer residuals than parameters: the step goes through J J^T and reaches an exact fit.
   Tensor q = gd::zeros({3}, kF64).requires_grad_();
   const Tensor wide = gd::tensor({1.0, 2.0, 3.0, 0.0, 1.0, 1.0}, kF64).reshape({2, 3});
