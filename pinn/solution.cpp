@@ -80,7 +80,7 @@ bool taylor_can_serve(const nn::AnyModule& net, const DerivativeNeeds& needs, bo
     return false;
   };
   if (!taylor_supported(*net.ptr()))
-    return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures) "
+    return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures, PeriodicEmbedding) "
                             "layers and elementwise activations", first_unsupported_layer(*net.ptr())));
   for (const auto& dims : needs.partials) {
     if (!is_pure(dims)) return fail(fmt::format("the mixed derivative over coordinates [{}] is needed", fmt::join(dims, ", ")));

@@ -31,7 +31,8 @@ std::optional<JetActivation> activation_of(const nn::Module& m) {
 
 bool supported_layer(const nn::Module& m) {
   return dynamic_cast<const nn::LinearImpl*>(&m) || dynamic_cast<const nn::IdentityImpl*>(&m) ||
-         dynamic_cast<const FourierFeaturesImpl*>(&m) || activation_of(m).has_value();
+         dynamic_cast<const FourierFeaturesImpl*>(&m) || dynamic_cast<const PeriodicEmbeddingImpl*>(&m) ||
+         activation_of(m).has_value();
 }
 
 // A Linear's weight [out, in] must take the `width` features the layers
@@ -68,6 +69,37 @@ void flatten(const nn::Module& net, std::vector<JetMlpStep>& steps, int64_t& wid
     const Tensor phase = cat({zeros({k}, options), full({k}, std::numbers::pi / 2, options)}, 0);
     add_linear(steps, width, weight, phase, net);
     steps.push_back({false, Tensor(), Tensor(), JetActivation::Sin});
+    return;
+  }
+  if (auto* periodic = dynamic_cast<const PeriodicEmbeddingImpl*>(&net)) {
+    // cos(w x_j) = sin(w x_j + pi/2) and sin(w x_j): a linear map with phases
+    // followed by sin on those columns; the other coordinates pass through
+    // (weight e_j, phase 0, masked out of the sin).
+    const int64_t out = periodic->out_features(), in = periodic->in_features();
+    GD_CHECK(in == width, fmt::format("pinn::taylor_forward: a PeriodicEmbedding ({}) takes {} input features, but its "
+                                      "input has {}", periodic->extra_repr(), in, width));
+    std::vector<double> weight(static_cast<size_t>(out * in), 0.0), phase(static_cast<size_t>(out), 0.0),
+        mask(static_cast<size_t>(out), 0.0);
+    int64_t column = 0;
+    for (int64_t j = 0; j < in; ++j) {
+      const double period = periodic->periods[static_cast<size_t>(j)];
+      if (period == 0) {
+        weight[static_cast<size_t>(column++ * in + j)] = 1;
+        continue;
+      }
+      for (int64_t k = 1; k <= periodic->harmonics; ++k)
+        for (const double shift : {std::numbers::pi / 2, 0.0}) {  // cos, then sin
+          weight[static_cast<size_t>(column * in + j)] = 2 * std::numbers::pi * static_cast<double>(k) / period;
+          phase[static_cast<size_t>(column)] = shift;
+          mask[static_cast<size_t>(column++)] = 1;
+        }
+    }
+    const auto options = TensorOptions().dtype(kFloat64);
+    auto as_tensor = [&](const std::vector<double>& v) {
+      return from_blob(const_cast<double*>(v.data()), {static_cast<int64_t>(v.size())}, options).clone();
+    };
+    add_linear(steps, width, as_tensor(weight).reshape({out, in}), as_tensor(phase), net);
+    steps.push_back({false, Tensor(), Tensor(), JetActivation::Sin, as_tensor(mask)});
     return;
   }
   throw Error(fmt::format("pinn::taylor_forward: a {} layer is not Linear, FourierFeatures or an elementwise "
@@ -118,6 +150,9 @@ TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const Taylo
   std::vector<JetMlpStep> steps;
   int64_t width = d;
   flatten(net, steps, width);
+  for (JetMlpStep& step : steps)  // an embedding's constant weights take the points' dtype
+    for (Tensor* t : {&step.weight, &step.bias, &step.mask})
+      if (t->defined() && !t->requires_grad() && t->scalar_type() != x.scalar_type()) *t = t->to(x.scalar_type());
   const Tensor jet = probes                               ? jet_mlp_probed(x, steps, blocks, *probes)
                      : jet_mlp_fused_applies(x, steps) ? jet_mlp(x, steps, blocks)
                                                        : jet_mlp_layered(x, steps, blocks);

@@ -1,5 +1,5 @@
 // The Taylor-mode engine for MLPs (Linear layers, elementwise activations and
-// Fourier features): one forward pass carries the value, the first derivatives
+// Fourier features or a periodic embedding first): one forward pass carries the value, the first derivatives
 // with respect to every input coordinate and, on request, a weighted Laplacian
 // and pure derivatives d^k u/dx_i^k (k <= 4) through each layer (the forward
 // Laplacian of Li et al., 2023; collapsed Taylor mode of Dangel et al., 2025):
@@ -51,7 +51,8 @@ struct TaylorOutputs {
 };
 
 // Whether `net` is an MLP the engine carries: a Sequential (nested ones too)
-// of Linear, Tanh, Sigmoid, SiLU, ReLU, Identity and FourierFeatures, or one
+// of Linear, Tanh, Sigmoid, SiLU, ReLU, Identity, FourierFeatures and
+// PeriodicEmbedding, or one
 // such layer.
 bool taylor_supported(const nn::Module& net);
 

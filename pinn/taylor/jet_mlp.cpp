@@ -25,6 +25,14 @@ Tensor seed_jet(const Tensor& x, const JetBlocks& blocks) {
   return cat(parts, 0);
 }
 
+// An activation's output where its mask is 1, its input jet elsewhere (where
+// the input's bias is zero by construction).
+Tensor masked(const JetMlpStep& step, const Tensor& activated, const Tensor& input) {
+  if (!step.mask.defined()) return activated;
+  const Tensor mask = step.mask.to(activated.scalar_type());
+  return activated * mask + input * (1 - mask);
+}
+
 // ---- the fused op ------------------------------------------------------------
 
 // What the op needs besides tensors: the blocks and, per step, whether it is
@@ -178,6 +186,8 @@ bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps
   const ScalarType dtype = x.scalar_type();
   if (!x.is_cpu() || (dtype != kFloat64 && dtype != kFloat32)) return false;
   for (const JetMlpStep& step : steps)
+    if (step.mask.defined()) return false;
+  for (const JetMlpStep& step : steps)
     for (const Tensor* t : {&step.weight, &step.bias})
       if (t->defined() && (!t->is_cpu() || t->scalar_type() != dtype)) return false;
   return true;
@@ -206,7 +216,7 @@ Tensor jet_mlp_layered(const Tensor& x, const std::vector<JetMlpStep>& steps, co
         pending_bias = step.bias;
       }
     } else {
-      jet = jet_activation(step.activation, blocks, jet, pending_bias);
+      jet = masked(step, jet_activation(step.activation, blocks, jet, pending_bias), jet);
       pending_bias = Tensor();
     }
   }
@@ -219,7 +229,7 @@ Tensor jet_mlp_probed(const Tensor& x, const std::vector<JetMlpStep>& steps, con
   Tensor jet = seed_jet(x, blocks);
   for (const JetMlpStep& step : steps) {
     if (!step.linear) {
-      jet = jet_activation(step.activation, blocks, jet, Tensor());
+      jet = masked(step, jet_activation(step.activation, blocks, jet, Tensor()), jet);
       continue;
     }
     const Tensor input = jet;

@@ -12,11 +12,15 @@
 
 namespace gradiens::pinn {
 
-// One layer: a Linear (weight [out, in], bias [out] or undefined) or an activation.
+// One layer: a Linear (weight [out, in], bias [out] or undefined) or an
+// activation; `mask` [width] (optional) limits the activation to the columns
+// where it is 1, the others passing through (a periodic embedding's
+// non-periodic coordinates). The fused op takes no mask.
 struct JetMlpStep {
   bool linear = false;
   Tensor weight{}, bias{};
   JetActivation activation = JetActivation::Tanh;
+  Tensor mask{};
 };
 
 // The jet [K, N, m] of the layers at x [N, d], in blocks' layout, by the fused op.

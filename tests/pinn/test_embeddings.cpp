@@ -1,8 +1,8 @@
 // Input embeddings. FourierFeatures with a scale per coordinate: its rows'
 // spreads, the same draw as one scale. PeriodicEmbedding: its columns against
 // the closed form, a network after it periodic to 1e-12 with its derivatives,
-// its gradient against finite differences, the engine choice for it, and its
-// errors.
+// its gradient against finite differences, Taylor mode through it equal to
+// the nested engine, and its errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -96,17 +96,27 @@ TEST_CASE("PeriodicEmbedding: gradients in x and second derivatives match finite
   CHECK(gd::autograd::gradgradcheck(f, {x}));
 }
 
-TEST_CASE("PeriodicEmbedding: the automatic engine takes the nested operators; asking for Taylor mode is an error") {
-  nn::Sequential net = periodic_net(1, 2);
-  gp::DerivativeNeeds needs;
-  needs.partials = {{1}, {0, 0}};
-  CHECK_FALSE(gp::taylor_can_serve(nn::AnyModule(net), needs, /*has_transform=*/false));
-  const gd::Tensor x = gd::rand({8, 2}, kF64);
-  gp::Solution solution(nn::AnyModule(net), x, needs);
-  CHECK(solution.engine() == gp::Engine::kNested);
-  CHECK(solution.d({0, 0}).sizes() == std::vector<int64_t>{8, 1});
-  CHECK_THROWS_WITH_AS(gp::Solution(nn::AnyModule(net), x, needs, gp::Engine::kTaylor),
-                       doctest::Contains("the Taylor engine cannot be used: the network has a PeriodicEmbedding layer"), gd::Error);
+TEST_CASE("PeriodicEmbedding: Taylor mode carries it, equal to the nested engine to 1e-12") {
+  for (const int64_t harmonics : {1, 2}) {
+    CAPTURE(harmonics);
+    nn::Sequential net = periodic_net(harmonics, 2);
+    gp::DerivativeNeeds needs{{{1}, {0, 0}, {1, 1}}, true, {1.0, 0.25}};
+    CHECK(gp::taylor_can_serve(nn::AnyModule(net), needs, /*has_transform=*/false));
+    gd::Generator generator(3);
+    const gd::Tensor x = gd::rand({9, 2}, generator, kF64) * 2 - 1;
+    gp::Solution taylor(nn::AnyModule(net), x, needs);
+    gp::Solution nested(nn::AnyModule(net), x, needs, gp::Engine::kNested);
+    CHECK(taylor.engine() == gp::Engine::kTaylor);
+    CHECK(max_error(taylor.u(), nested.u()) < 1e-14);
+    CHECK(max_error(taylor.gradient(), nested.gradient()) < 1e-12);
+    CHECK(max_error(taylor.d({0, 0}), nested.d({0, 0})) < 1e-12);
+    CHECK(max_error(taylor.d({1, 1}), nested.d({1, 1})) < 1e-12);
+    CHECK(max_error(taylor.laplacian(), nested.laplacian()) < 1e-12);
+    // Fourth order along the periodic coordinate too (Faa di Bruno through sin).
+    gp::DerivativeNeeds fourth{{{0, 0, 0, 0}}, false, {}};
+    CHECK(max_error(gp::Solution(nn::AnyModule(net), x, fourth).d({0, 0, 0, 0}),
+                    gp::Solution(nn::AnyModule(net), x, fourth, gp::Engine::kNested).d({0, 0, 0, 0})) < 1e-10);
+  }
 }
 
 TEST_CASE("PeriodicEmbedding: bad periods and inputs are errors") {
