@@ -198,6 +198,30 @@ void openblas_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
               beta, c, static_cast<int>(ldc));
 }
 
+// Note [Gram products]: C = A^T A or A A^T (one matrix read twice, transposed
+// once: a Gauss-Newton step's J^T J) is symmetric. syrk computes the upper
+// triangle with half a GEMM's FLOPs; the lower one is mirrored, so C comes out
+// exactly symmetric. Only with beta = 0: syrk leaves the lower triangle of C
+// unread and unwritten.
+template <class T>
+bool is_gram(bool trans_a, bool trans_b, int64_t m, int64_t n, const T* a, int64_t lda, const T* b, int64_t ldb,
+             T beta) {
+  return a == b && lda == ldb && trans_a != trans_b && m == n && beta == T(0);
+}
+
+template <class T>
+void openblas_gram(bool trans_a, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T* c, int64_t ldc) {
+  const auto trans = trans_a ? CblasTrans : CblasNoTrans;  // A^T A reads A as [k, n]; A A^T as [n, k]
+  if constexpr (std::is_same_v<T, double>)
+    cblas_dsyrk(CblasRowMajor, CblasUpper, trans, static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), 0.0, c, static_cast<int>(ldc));
+  else
+    cblas_ssyrk(CblasRowMajor, CblasUpper, trans, static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), 0.0f, c, static_cast<int>(ldc));
+  for (int64_t i = 1; i < n; ++i)
+    for (int64_t j = 0; j < i; ++j) c[i * ldc + j] = c[j * ldc + i];
+}
+
 // OpenBLAS has no batched GEMM: a loop, split over threads when each product is too
 // small to be split itself.
 template <class T>
@@ -432,6 +456,10 @@ void gemm_batched_impl(int64_t batch, bool trans_a, bool trans_b, int64_t m, int
   check_blas_range(m, n, k, lda, ldb, ldc);
   if (batch == 1) {
     use_openblas_threads(openblas_threads(m, n, k));
+    if (is_gram(trans_a, trans_b, m, n, a, lda, b, ldb, beta)) {  // Note [Gram products]
+      openblas_gram(trans_a, n, k, alpha, a, lda, c, ldc);
+      return;
+    }
     openblas_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else {
     openblas_gemm_batched(batch, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb,

@@ -1,5 +1,5 @@
 // Tests for kernels/cpu/gemm: every backend against a long double triple loop, over
-// transposes, padded rows, batches with broadcasting, degenerate sizes and threads.
+// transposes, padded rows, Gram products, batches with broadcasting, degenerate sizes and threads.
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/small_gemm.h"
 
@@ -215,6 +215,52 @@ TEST_CASE("gemm: every transpose against the closed form") {
            all_transposes(40, 24, 56, 2.0, -0.75),  // general alpha and beta
        })
     check_cases(cases);
+}
+
+template <class T>
+void check_gram(bool trans, int64_t n, int64_t k, double alpha, double beta, int64_t padding) {
+  CAPTURE(trans);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(beta);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  // A stored [k, n] for A^T A (trans), [n, k] for A A^T; padding NaN.
+  const int64_t rows = trans ? k : n, columns = trans ? n : k, ld = columns + padding;
+  std::vector<T> a(static_cast<size_t>(rows * ld), std::numeric_limits<T>::quiet_NaN());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < columns; ++c) a[static_cast<size_t>(r * ld + c)] = static_cast<T>(uniform(rng));
+  const int64_t ldc = n + padding;
+  std::vector<T> c(static_cast<size_t>(n * ldc), T(kCSentinel)), c_before;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[static_cast<size_t>(i * ldc + j)] = beta == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(uniform(rng));
+  c_before = c;
+  gemm(trans, !trans, n, n, k, static_cast<T>(alpha), a.data(), ld, a.data(), ld, static_cast<T>(beta), c.data(), ldc);
+  auto element = [&](int64_t i, int64_t p) { return trans ? a[static_cast<size_t>(p * ld + i)] : a[static_cast<size_t>(i * ld + p)]; };
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      long double sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += static_cast<long double>(element(i, p)) * element(j, p);
+      long double expected = alpha * sum;
+      if (beta != 0) expected += beta * static_cast<long double>(c_before[static_cast<size_t>(i * ldc + j)]);
+      worst = std::max(worst, static_cast<double>(std::fabs(expected - c[static_cast<size_t>(i * ldc + j)])));
+      if (beta == 0) CHECK(c[static_cast<size_t>(i * ldc + j)] == c[static_cast<size_t>(j * ldc + i)]);
+    }
+    for (int64_t j = n; j < ldc; ++j) CHECK(c[static_cast<size_t>(i * ldc + j)] == T(kCSentinel));
+  }
+  CHECK(worst < (std::is_same_v<T, double> ? 1e-12 : 1e-4) * static_cast<double>(k));
+}
+
+TEST_CASE("gemm: A^T A and A A^T (one matrix read twice) are exactly symmetric and equal the closed form") {
+  GemmSettingsScope openblas(Float32Backend::OpenBlas);
+  for (const bool trans : {true, false}) {
+    check_gram<double>(trans, 70, 300, 1.0, 0.0, 0);
+    check_gram<double>(trans, 45, 129, -0.5, 0.0, 3);
+    check_gram<double>(trans, 40, 90, 1.0, 1.0, 2);  // beta != 0: a GEMM, C's both triangles read
+    check_gram<float>(trans, 33, 200, 2.0, 0.0, 1);
+  }
 }
 
 TEST_CASE("gemm: padded rows (ld larger than the row length)") {
