@@ -80,8 +80,9 @@ bool taylor_can_serve(const nn::AnyModule& net, const DerivativeNeeds& needs, bo
     return false;
   };
   if (!taylor_supported(*net.ptr()))
-    return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures, PeriodicEmbedding) "
-                            "layers and elementwise activations", first_unsupported_layer(*net.ptr())));
+    return fail(fmt::format("the network has a {} layer, and Taylor mode takes MLPs of Linear (or FourierFeatures, "
+                            "PeriodicEmbedding) layers and elementwise activations",
+                            first_unsupported_layer(*net.ptr())));
   for (const auto& dims : needs.partials) {
     if (!is_pure(dims)) return fail(fmt::format("the mixed derivative over coordinates [{}] is needed", fmt::join(dims, ", ")));
     if (dims.size() > 4) return fail(fmt::format("a derivative of order {} is needed (at most 4)", dims.size()));
@@ -144,7 +145,7 @@ Solution::Solution(const nn::AnyModule& net, const Tensor& x, const DerivativeNe
 
 void Solution::transform_jet(const OutputTransform& transform, const Tensor& y_in, const Tensor& gradient,
                              const Tensor& laplacian, const std::map<int64_t, Tensor>& second) {
-  const bool differentiable = GradMode::is_enabled() && y_in.requires_grad();
+  const bool differentiable = GradMode::is_enabled();  // the caller's mode: parameters may enter through T too
   AutoGradMode grad_mode(true);  // T's partial derivatives come from autograd, under no-grad callers too
   const Tensor x = x_.detach().requires_grad_();
   // Without a graph to the parameters (no-grad callers) y becomes a leaf of its own.
