@@ -8,13 +8,17 @@
 //            sampling and weighting, Adam then L-BFGS.
 // Each run's directory holds its metrics and the plots of u, the reference
 // and the error (two-coordinate problems).
-//   pinn-table [--only burgers,wave1d] [--protocol both|vanilla|best] [--vanilla-steps 20000] [--out DIR]
+//   pinn-table [--only burgers,wave1d] [--protocol both|vanilla|best] [--vanilla-steps 20000] [--out DIR] [--keep]
+// With --keep, runs already finished under DIR are read, not repeated, and
+// interrupted ones (stopped by a signal, which writes a checkpoint) resume
+// where they stopped: the vanilla column takes hours on one core.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,6 +39,7 @@ struct Options {
   std::string protocol = "both";
   int64_t vanilla_steps = 20000;
   int threads = 1;
+  bool keep = false;
 };
 
 // The best recipe's targets (relative L2 error), where the issue sets one.
@@ -90,20 +95,51 @@ struct Result {
   std::string run_dir;
 };
 
+// The run directory gradiens-train made under `out`, if any.
+std::optional<fs::path> run_directory(const fs::path& out) {
+  if (!fs::is_directory(out)) return std::nullopt;
+  for (const auto& entry : fs::directory_iterator(out))
+    if (entry.is_directory()) return entry.path();
+  return std::nullopt;
+}
+
+json read_summary(const fs::path& run_dir) {
+  const fs::path path = run_dir / "summary.json";
+  return fs::exists(path) ? json::parse(slurp(path), nullptr, /*allow_exceptions=*/false) : json();
+}
+
+// A run that ended by itself ("completed", or early stopping), not by a signal.
+bool finished(const json& summary) {
+  return summary.is_object() && summary.contains("status") && summary["status"] != "interrupted";
+}
+
 Result run(const fs::path& config, const fs::path& out, const Options& options) {
   Result result;
-  fs::remove_all(out);
-  fs::create_directories(out);
-  const std::string command = fmt::format("{} --config {} --out {} --set threads={} --set output.progress=lines > {} 2>&1",
-                                          GRADIENS_TRAIN_BINARY, config.string(), out.string(), options.threads,
-                                          (out / "log.txt").string());
-  if (std::system(command.c_str()) != 0) {
-    std::fprintf(stderr, "pinn-table: %s failed; see %s\n", config.string().c_str(), (out / "log.txt").string().c_str());
+  std::optional<fs::path> run_dir = options.keep ? run_directory(out) : std::nullopt;
+  std::string command;
+  if (run_dir && !finished(read_summary(*run_dir)) && fs::exists(*run_dir / "checkpoints")) {
+    std::printf("  resuming %s\n", run_dir->string().c_str());
+    command = fmt::format("{} --resume {} --progress lines >> {} 2>&1", GRADIENS_TRAIN_BINARY, run_dir->string(),
+                          (out / "log.txt").string());
+  } else if (!run_dir || !finished(read_summary(*run_dir))) {
+    fs::remove_all(out);
+    fs::create_directories(out);
+    command = fmt::format("{} --config {} --out {} --set threads={} --set output.progress=lines > {} 2>&1",
+                          GRADIENS_TRAIN_BINARY, config.string(), out.string(), options.threads,
+                          (out / "log.txt").string());
+  }
+  if (!command.empty() && std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "pinn-table: %s failed or was stopped; see %s\n", config.string().c_str(),
+                 (out / "log.txt").string().c_str());
     return result;
   }
-  for (const auto& entry : fs::directory_iterator(out))
-    if (entry.is_directory()) result.run_dir = entry.path().string();
-  const json summary = json::parse(slurp(fs::path(result.run_dir) / "summary.json"));
+  run_dir = run_directory(out);
+  const json summary = run_dir ? read_summary(*run_dir) : json();
+  if (!finished(summary)) {
+    std::fprintf(stderr, "pinn-table: no finished run under %s\n", out.string().c_str());
+    return result;
+  }
+  result.run_dir = run_dir->string();
   result.rel_l2 = summary["final_metrics"].value("val/rel_l2", -1.0);
   result.seconds = summary["wall_time_seconds"].get<double>();
   result.ran = true;
@@ -126,6 +162,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"both", "vanilla", "best"}));
   app.add_option("--vanilla-steps", options.vanilla_steps, "Adam steps of the vanilla protocol")->check(CLI::PositiveNumber);
   app.add_option("--threads", options.threads, "threads per run")->check(CLI::Range(1, 1024));
+  app.add_flag("--keep", options.keep, "read finished runs under --out and resume interrupted ones");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<fs::path> configs;
