@@ -15,9 +15,10 @@ namespace gradiens {
 // Derivatives:
 // - conv2d: any order. Its backward is two ops, conv2d_backward_input and
 //   conv2d_backward_weight, whose own backwards are conv2d and these two again.
-// - max_pool2d / max_pool2d_with_indices: any order. The output is a gather of the
-//   input at the argmax indices, which are constants of the input (so the second
-//   derivative is zero wherever the argmax is unique, as in PyTorch).
+// - max_pool2d / max_pool2d_with_indices: any order. The backward scatters the
+//   gradient to the argmax indices, which are constants of the input (so the second
+//   derivative is zero wherever the argmax is unique, as in PyTorch); the
+//   scatter's own backward gathers at the same indices.
 // - avg_pool2d: any order (linear; its backward is an op whose backward is
 //   avg_pool2d). adaptive_avg_pool2d: any order (two matmuls with averaging matrices).
 

@@ -108,6 +108,7 @@ Tensor isfinite(const Tensor& x);
 Tensor tanh_backward(const Tensor& grad, const Tensor& y);     // grad * (1 - y^2)
 Tensor scaled_product(const Tensor& a, const Tensor& b, const Tensor& c, double scale);  // scale * a * b * c
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y);  // grad * y * (1 - y)
+Tensor threshold_backward(const Tensor& grad, const Tensor& self, Scalar threshold);  // self <= threshold ? 0 : grad
 
 // ---- reductions (engine/ops/reduce.cpp) ----
 Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);

@@ -349,6 +349,78 @@ Tensor avg_pool_4d(const Tensor& input, const DimVector& output_size, const Pool
   return apply<AvgPool2dOp>(input, output_size, p, count_include_pad);
 }
 
+DimVector pool_ints(const PoolParams& p) {
+  return {p.kernel[0],  p.kernel[1],  p.stride[0],   p.stride[1],   p.padding[0],
+          p.padding[1], p.dilation[0], p.dilation[1], p.ceil_mode, static_cast<int64_t>(p.memory_format)};
+}
+PoolParams pool_params_from(const Ctx& ctx) {
+  const auto& v = ctx.ints;
+  return {{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {v[6], v[7]}, v[8] != 0, static_cast<MemoryFormat>(v[9])};
+}
+
+// x at max pooling's argmax indices ([N, C, OH, OW] or [C, OH, OW]), gathered in
+// the layout of `format`; gather and scatter_add differentiate each other, so
+// this has derivatives of every order.
+Tensor gather_at_argmax(const Tensor& x, const Tensor& indices, MemoryFormat format) {
+  if (format == MemoryFormat::ChannelsLast) {
+    // In the NHWC order, [N, H * W, C], so that values and gradients stay channels_last.
+    const IntArrayRef out = indices.sizes();
+    return x.permute({0, 2, 3, 1})
+        .flatten(1, 2)
+        .gather(1, indices.permute({0, 2, 3, 1}).flatten(1, 2))
+        .view({out[0], out[2], out[3], out[1]})
+        .permute({0, 3, 1, 2});
+  }
+  return x.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.sizes());
+}
+
+// Max pooling's backward: each output gradient added at its window's argmax. It
+// is linear in grad_output, so its own backward gathers gg at the same indices
+// (PyTorch's max_pool_double_backward); the indices are constants.
+struct MaxPool2dBackwardOp {
+  static constexpr std::string_view name = "MaxPool2DWithIndicesBackwardBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& indices, const DimVector& input_size,
+                        const PoolParams& p) {
+    const Tensor gy = grad_output.contiguous(p.memory_format);
+    Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
+    const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
+    dispatch_floating(gy.dtype(), "max_pool2d_backward", [&]<class T>() {
+      kernels::cpu::max_pool2d_backward(g, gy.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>(),
+                                        grad_input.cpu_data_ptr<T>());
+    });
+    ctx.save_for_backward(indices);
+    ctx.ints = pool_ints(p);
+    return grad_input;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& gg) {
+    return {gather_at_argmax(gg, ctx.saved(0), pool_params_from(ctx).memory_format), Tensor()};
+  }
+};
+
+// Max pooling; `indices` (the caller's, in p's layout) receives each window's
+// argmax as a flat h * W + w, as in PyTorch. The backward scatters to those
+// indices in one pass instead of recomputing the values as a gather.
+struct MaxPool2dOp {
+  static constexpr std::string_view name = "MaxPool2DWithIndicesBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& input, const Tensor& indices, const DimVector& output_size,
+                        const PoolParams& p) {
+    const Tensor x = input.contiguous(p.memory_format);
+    Tensor values = empty(output_size, x.options().memory_format(p.memory_format));
+    const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
+    dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
+      kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(),
+                                       indices.cpu_data_ptr<int64_t>());
+    });
+    ctx.save_for_backward(indices);
+    ctx.shape = x.sizes().dims();
+    ctx.ints = pool_ints(p);
+    return values;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& grad) {
+    return {apply<MaxPool2dBackwardOp>(grad, ctx.saved(0), ctx.shape, pool_params_from(ctx)), Tensor()};
+  }
+};
+
 // [out, in] matrix whose row i averages in[floor(i in / out) .. ceil((i + 1) in / out)).
 Tensor adaptive_average_matrix(int64_t out, int64_t in, const TensorOptions& options) {
   Tensor m = zeros({out, in}, TensorOptions().dtype(kFloat64));
@@ -435,28 +507,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
   PoolParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   const DimVector output_size = pool_output_size(input, p);
   p.memory_format = pool_format(input);
-  Tensor values, indices = empty(output_size, TensorOptions().dtype(kInt64).memory_format(p.memory_format));
-  {
-    NoGradGuard no_grad;
-    const Tensor x = input.contiguous(p.memory_format);
-    values = empty(output_size, x.options().memory_format(p.memory_format));
-    const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
-    dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
-      kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>());
-    });
-  }
-  // Differentiable through gather: the backward is a scatter_add of the gradient at
-  // the indices, and gather/scatter_add differentiate each other to any order.
-  if (derivative_needed(input)) {
-    if (p.memory_format == MemoryFormat::ChannelsLast) {
-      // Gathered in the NHWC order, [N, H * W, C], so that values and gradients stay channels_last.
-      const Tensor nhwc_values = input.permute({0, 2, 3, 1}).flatten(1, 2).gather(
-          1, indices.permute({0, 2, 3, 1}).flatten(1, 2));
-      values = nhwc_values.view({output_size[0], output_size[2], output_size[3], output_size[1]}).permute({0, 3, 1, 2});
-    } else {
-      values = input.flatten(-2).gather(-1, indices.flatten(-2)).view(output_size);
-    }
-  }
+  Tensor indices = empty(output_size, TensorOptions().dtype(kInt64).memory_format(p.memory_format));
+  Tensor values = apply<MaxPool2dOp>(input, indices, output_size, p);
   return {values, indices};
 }
 

@@ -111,8 +111,10 @@ struct Sum {
       dispatch_numeric_and_reduced(out_dtype, "sum", [&]<class O>() {
         O* o = out.cpu_data_ptr<O>();
         const T* in = xc.cpu_data_ptr<T>();
-        bool contiguous_inner = layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1;
-        int64_t n = layout.reduced_numel();
+        // Innermost reduced elements adjacent: sum each run in four lanes (over
+        // [N, C, H, W] to [C], a bias gradient, the runs are the planes).
+        const bool contiguous_runs = !layout.reduced_sizes.empty() && layout.reduced_strides.back() == 1;
+        const int64_t run = contiguous_runs ? layout.reduced_sizes.back() : 0;
         if (layout.kept_sizes.size() == 1 && layout.kept_strides[0] == 1 && layout.reduced_sizes.size() == 1) {
           // Summing over leading rows into a contiguous row (a bias gradient):
           // add whole rows, which vectorizes, instead of striding down each
@@ -134,7 +136,9 @@ struct Sum {
         kernels::cpu::for_each_output(layout, in, [&](int64_t index, const T* base) {
           SumAcc<O> acc = 0;
           if (layout.reduced_sizes.empty()) acc = static_cast<SumAcc<O>>(*base);
-          else if (contiguous_inner) acc = sum_contiguous<SumAcc<O>>(base, n);
+          else if (contiguous_runs)
+            kernels::cpu::for_each_reduced_row(layout, base,
+                                               [&](const T* row, int64_t) { acc += sum_contiguous<SumAcc<O>>(row, run); });
           else kernels::cpu::for_each_reduced(layout, base, [&](T v, int64_t) { acc += static_cast<SumAcc<O>>(v); });
           o[index] = static_cast<O>(acc);
         });

@@ -8,6 +8,7 @@
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "engine/memory_format.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
@@ -228,8 +229,8 @@ struct Relu {
     ctx.save_for_backward(y);
     return y;
   }
-  static GradList backward(Ctx& ctx, const Tensor& g) { return {where(ctx.saved(0) > 0, g, 0.0)}; }
-  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return where(y > 0, t[0], 0.0); }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return {threshold_backward(g, ctx.saved(0), 0)}; }
+  static Tensor jvp(const Tensor& y, const GradList& t, const Tensor&) { return threshold_backward(t[0], y, 0); }
 };
 
 struct Erf {
@@ -428,6 +429,57 @@ struct TanhBackwardOp {
   }
 };
 
+// Whether every tensor is float32/float64 on one device, shaped and strided like the
+// first and dense (contiguous, channels_last or any other order of the dims), so a
+// fused loop can walk their memory by one flat index and write an output strided alike.
+bool same_dense_memory(std::initializer_list<Tensor> tensors) {
+  const Tensor& first = *tensors.begin();
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || t.dtype() != first.dtype() || (t.dtype() != kFloat32 && t.dtype() != kFloat64) ||
+        t.device() != first.device() || !(t.sizes() == first.sizes()) || !(t.strides() == first.strides()))
+      return false;
+  }
+  return is_non_overlapping_and_dense(first.sizes(), first.strides());
+}
+
+// ReLU's backward, PyTorch's threshold_backward: grad where self > threshold, 0
+// elsewhere (a NaN self passes grad). One pass, in the operands' own memory
+// order, instead of a comparison and a select. Linear in grad, so its backward
+// is itself with gg; self (a step function's argument) gets no gradient.
+struct ThresholdBackwardOp {
+  static constexpr std::string_view name = "ThresholdBackwardBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& grad, const Tensor& self, Scalar threshold) {
+    ctx.save_for_backward(self);
+    ctx.scalar = threshold;
+    if (!same_dense_memory({grad, self})) {
+      NoGradGuard guard;
+      return where(self <= threshold, 0.0, grad);
+    }
+    Tensor out = empty_strided(self.sizes(), self.strides(), self.options());
+    if (out.numel() == 0) return out;
+    if (out.device().is_cuda()) {
+      kernels::cuda::threshold_backward(out.dtype(), grad.data_ptr(), self.data_ptr(), threshold.to_double(),
+                                        out.data_ptr(), out.numel(), cuda_seam::stream_of(out));
+      return out;
+    }
+    dispatch_floating(out.dtype(), "threshold_backward", [&]<class T>() {
+      const T *gp = grad.cpu_data_ptr<T>(), *sp = self.cpu_data_ptr<T>();
+      T* op = out.cpu_data_ptr<T>();
+      const T limit = threshold.to<T>();
+      kernels::cpu::parallel_for(0, out.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+        kernels::cpu::threshold_backward(gp + lo, sp + lo, limit, op + lo, hi - lo);
+      });
+    });
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& gg) {
+    return {ctx.needs_input_grad(0) ? threshold_backward(gg, ctx.saved(0), ctx.scalar) : Tensor(), Tensor()};
+  }
+  static Tensor jvp(const Tensor&, const GradList& t, const Tensor&, const Tensor& self, Scalar threshold) {
+    return t[0].defined() ? threshold_backward(t[0], self, threshold) : Tensor();
+  }
+};
+
 // Fused sigmoid backward: grad * y * (1 - y), itself differentiable.
 struct SigmoidBackwardOp {
   static constexpr std::string_view name = "SigmoidBackwardBackward0";
@@ -487,6 +539,9 @@ Tensor scaled_product(const Tensor& a, const Tensor& b, const Tensor& c, double 
   return apply<ScaledProduct3>(a, b, c, scale);
 }
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) { return apply<SigmoidBackwardOp>(grad, y); }
+Tensor threshold_backward(const Tensor& grad, const Tensor& self, Scalar threshold) {
+  return apply<ThresholdBackwardOp>(grad, self, threshold);
+}
 
 // Composite activations: their derivatives of every order come from the parts.
 // float16/bfloat16 run the composite in float32 and round once (Note [Reduced

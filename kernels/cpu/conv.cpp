@@ -485,6 +485,46 @@ MaxWindow max_window(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
   return {h_start, h_end, w_start, w_end};
 }
 
+// The common 2x2 window at stride 2 (no padding, no dilation, every window
+// inside the plane): four fixed comparisons per output, the NaN rule folded in
+// (a NaN replaces the best so far, a number never replaces a NaN).
+template <class T>
+bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
+  if (g.kernel_h != 2 || g.kernel_w != 2 || g.stride_h != 2 || g.stride_w != 2 || g.pad_h != 0 || g.pad_w != 0 ||
+      g.dilation_h != 1 || g.dilation_w != 1 || 2 * g.out_h > g.in_h || 2 * g.out_w > g.in_w)
+    return false;
+  const int64_t in_h = g.in_h, in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
+  const int64_t plane_in = in_h * in_w, plane_out = out_h * out_w;
+  parallel_for(0, g.batch * g.channels, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const T* in = input + p * plane_in;
+                   T* out = output + p * plane_out;
+                   int64_t* index = indices + p * plane_out;
+                   for (int64_t oh = 0; oh < out_h; ++oh) {
+                     const T* top = in + 2 * oh * in_w;
+                     const T* bottom = top + in_w;
+                     for (int64_t ow = 0; ow < out_w; ++ow) {
+                       const int64_t first = 2 * oh * in_w + 2 * ow;
+                       T best = top[2 * ow];
+                       int64_t at = first;
+                       const auto consider = [&](T v, int64_t i) {
+                         const bool take = v > best || std::isnan(v);
+                         best = take ? v : best;
+                         at = take ? i : at;
+                       };
+                       consider(top[2 * ow + 1], first + 1);
+                       consider(bottom[2 * ow], first + in_w);
+                       consider(bottom[2 * ow + 1], first + in_w + 1);
+                       out[oh * out_w + ow] = best;
+                       index[oh * out_w + ow] = at;
+                     }
+                   }
+                 }
+               });
+  return true;
+}
+
 template <class T>
 void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, int64_t* indices) {
   const int64_t plane_in = geometry.in_h * geometry.in_w, plane_out = geometry.out_h * geometry.out_w;
@@ -694,6 +734,39 @@ void avg_pool_backward_nhwc(const Pool2dGeometry& g, const T* grad_output, T* gr
                });
 }
 
+// Each output gradient added at its window's argmax. Windows may overlap (and
+// share an argmax), so each thread owns whole planes (NCHW) or images (NHWC).
+template <class T>
+void max_pool_backward(const Pool2dGeometry& g, const T* grad_output, const int64_t* indices, T* grad_input) {
+  const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
+  if (g.layout == Layout::NHWC) {
+    const int64_t channels = g.channels, image_in = plane_in * channels, image_out = plane_out * channels;
+    parallel_for(0, g.batch, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, image_in)),
+                 [&](int64_t begin, int64_t end) {
+                   std::fill(grad_input + begin * image_in, grad_input + end * image_in, T(0));
+                   for (int64_t n = begin; n < end; ++n) {
+                     T* image = grad_input + n * image_in;
+                     const T* grad = grad_output + n * image_out;
+                     const int64_t* index = indices + n * image_out;
+                     for (int64_t q = 0; q < plane_out; ++q)
+                       for (int64_t c = 0; c < channels; ++c)
+                         image[index[q * channels + c] * channels + c] += grad[q * channels + c];
+                   }
+                 });
+    return;
+  }
+  parallel_for(0, g.batch * g.channels, std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
+               [&](int64_t begin, int64_t end) {
+                 std::fill(grad_input + begin * plane_in, grad_input + end * plane_in, T(0));
+                 for (int64_t p = begin; p < end; ++p) {
+                   T* plane = grad_input + p * plane_in;
+                   const T* grad = grad_output + p * plane_out;
+                   const int64_t* index = indices + p * plane_out;
+                   for (int64_t q = 0; q < plane_out; ++q) plane[index[q]] += grad[q];
+                 }
+               });
+}
+
 }  // namespace
 
 void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* weight, const float* bias,
@@ -748,7 +821,7 @@ namespace {
 template <class T>
 void max_pool(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
   if (g.layout == Layout::NHWC) max_pool_nhwc(g, input, output, indices);
-  else max_pool_impl(g, input, output, indices);
+  else if (!max_pool_2x2(g, input, output, indices)) max_pool_impl(g, input, output, indices);
 }
 template <class T>
 void avg_pool(const Pool2dGeometry& g, const T* input, T* output, bool count_include_pad) {
@@ -767,6 +840,14 @@ void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* outp
 }
 void max_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, int64_t* indices) {
   max_pool(g, input, output, indices);
+}
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int64_t* indices,
+                         float* grad_input) {
+  max_pool_backward(g, grad_output, indices, grad_input);
+}
+void max_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, const int64_t* indices,
+                         double* grad_input) {
+  max_pool_backward(g, grad_output, indices, grad_input);
 }
 void avg_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, bool count_include_pad) {
   avg_pool(g, input, output, count_include_pad);

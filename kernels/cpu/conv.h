@@ -58,6 +58,12 @@ struct Pool2dGeometry {
 // PyTorch).
 void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int64_t* indices);
 void max_pool2d_forward(const Pool2dGeometry& g, const double* input, double* output, int64_t* indices);
+// grad_input (overwritten) = each grad_output element added at its window's
+// argmax, `indices` as max_pool2d_forward wrote them (in [0, H * W), unchecked).
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int64_t* indices,
+                         float* grad_input);
+void max_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, const int64_t* indices,
+                         double* grad_input);
 
 // Mean over each window (dilation must be 1). count_include_pad divides by the window
 // clipped to the padded plane, else by the window clipped to the plane (PyTorch's rule).

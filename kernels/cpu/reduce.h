@@ -55,21 +55,19 @@ double sum_of_squares(const T* x, int64_t n) {
   return acc[0];
 }
 
-// Walks the reduced sub-tensor starting at `base`, calling f(value, linear_index).
+// Walks the innermost reduced runs of the sub-tensor starting at `base`, in
+// row-major order: f(row, linear_index of its first element) for each, a run
+// being reduced_sizes.back() elements reduced_strides.back() apart.
 template <class T, class F>
-void for_each_reduced(const ReductionLayout& layout, const T* base, F&& f) {
+void for_each_reduced_row(const ReductionLayout& layout, const T* base, F&& f) {
   const size_t nd = layout.reduced_sizes.size();
-  if (nd == 0) {
-    f(*base, int64_t{0});
-    return;
-  }
-  int64_t total = layout.reduced_numel();
-  if (total == 0) return;
-  const int64_t inner = layout.reduced_sizes[nd - 1], inner_stride = layout.reduced_strides[nd - 1];
+  const int64_t total = layout.reduced_numel();
+  if (nd == 0 || total == 0) return;
+  const int64_t inner = layout.reduced_sizes[nd - 1];
   DimVector index(nd, 0);
   const T* row = base;
   for (int64_t linear = 0; linear < total; linear += inner) {
-    for (int64_t j = 0; j < inner; ++j) f(row[j * inner_stride], linear + j);
+    f(row, linear);
     // Advance the outer reduced index.
     for (size_t d = nd - 1; d-- > 0;) {
       row += layout.reduced_strides[d];
@@ -78,6 +76,19 @@ void for_each_reduced(const ReductionLayout& layout, const T* base, F&& f) {
       index[d] = 0;
     }
   }
+}
+
+// Walks the reduced sub-tensor starting at `base`, calling f(value, linear_index).
+template <class T, class F>
+void for_each_reduced(const ReductionLayout& layout, const T* base, F&& f) {
+  if (layout.reduced_sizes.empty()) {
+    f(*base, int64_t{0});
+    return;
+  }
+  const int64_t inner = layout.reduced_sizes.back(), inner_stride = layout.reduced_strides.back();
+  for_each_reduced_row(layout, base, [&](const T* row, int64_t linear) {
+    for (int64_t j = 0; j < inner; ++j) f(row[j * inner_stride], linear + j);
+  });
 }
 
 }  // namespace gradiens::kernels::cpu

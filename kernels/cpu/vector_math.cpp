@@ -566,6 +566,18 @@ void tanh_backward_backward_loop(const T* gg, const T* grad, const T* y, T* d_gr
   }
 }
 
+// ReLU's backward: grad where self > threshold, else 0 (a NaN self passes grad, as PyTorch).
+template <class T>
+void threshold_backward_loop(const T* grad, const T* self, T threshold, T* out, size_t count) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto limit = hn::Set(d, threshold);
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes)
+    hn::StoreU(hn::IfThenZeroElse(hn::Le(hn::LoadU(d, self + i), limit), hn::LoadU(d, grad + i)), d, out + i);
+  for (; i < count; ++i) out[i] = self[i] <= threshold ? T(0) : grad[i];
+}
+
 template <class T>
 void scaled_product_loop(const T* a, const T* b, const T* c, T s, T* out, size_t count) {
   const hn::ScalableTag<T> d;
@@ -631,6 +643,13 @@ void tanh_backward_backward_double(const double* gg, const double* grad, const d
                                    double* d_y, size_t count) {
   tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count);
 }
+void threshold_backward_float(const float* grad, const float* self, float threshold, float* out, size_t count) {
+  threshold_backward_loop(grad, self, threshold, out, count);
+}
+void threshold_backward_double(const double* grad, const double* self, double threshold, double* out,
+                               size_t count) {
+  threshold_backward_loop(grad, self, threshold, out, count);
+}
 void scaled_product_float(const float* a, const float* b, const float* c, float s, float* out, size_t count) {
   scaled_product_loop(a, b, c, s, out, count);
 }
@@ -664,6 +683,8 @@ HWY_EXPORT(arith_float);
 HWY_EXPORT(arith_double);
 HWY_EXPORT(tanh_backward_backward_float);
 HWY_EXPORT(tanh_backward_backward_double);
+HWY_EXPORT(threshold_backward_float);
+HWY_EXPORT(threshold_backward_double);
 HWY_EXPORT(scaled_product_float);
 HWY_EXPORT(scaled_product_double);
 HWY_EXPORT(scaled_product_backward_float);
@@ -715,6 +736,12 @@ void tanh_backward_backward(const double* gg, const double* grad, const double* 
                             int64_t n) {
   HWY_DYNAMIC_DISPATCH(tanh_backward_backward_double)(gg, grad, y, d_grad, d_y,
                                                       checked_count("tanh_backward_backward", n));
+}
+void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(threshold_backward_float)(grad, self, threshold, out, checked_count("threshold_backward", n));
+}
+void threshold_backward(const double* grad, const double* self, double threshold, double* out, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(threshold_backward_double)(grad, self, threshold, out, checked_count("threshold_backward", n));
 }
 void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(scaled_product_float)(a, b, c, s, out, checked_count("scaled_product", n));

@@ -36,6 +36,10 @@ void sigmoid_backward(const double* grad, const double* y, double* out, int64_t 
 void sigmoid_backward(const Half* grad, const Half* y, Half* out, int64_t n);
 void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, int64_t n);
 
+// ReLU's backward (PyTorch's threshold_backward): out = self <= threshold ? 0 : grad.
+void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n);
+void threshold_backward(const double* grad, const double* self, double threshold, double* out, int64_t n);
+
 // out = a + b, a - b or a * b over n contiguous elements; out may alias a or b.
 void arith(Arith op, const float* a, const float* b, float* out, int64_t n);
 void arith(Arith op, const double* a, const double* b, double* out, int64_t n);

@@ -347,6 +347,16 @@ struct SigmoidBackwardElement {
   }
 };
 
+// self <= threshold ? 0 : grad; a NaN self passes grad, as on the CPU.
+template <class T>
+struct ThresholdBackwardElement {
+  const T* grad;
+  const T* self;
+  T threshold;
+  T* out;
+  __device__ void operator()(int64_t i) const { out[i] = self[i] <= threshold ? T(0) : grad[i]; }
+};
+
 // Every input is read before either output is written, so outputs may alias inputs.
 template <class T>
 struct TanhBackwardBackwardElement {
@@ -537,6 +547,17 @@ void sigmoid_backward(ScalarType dtype, const void* grad, const void* y, void* o
     launch_contiguous_elementwise(
         n, SigmoidBackwardElement<T>{static_cast<const T*>(grad), static_cast<const T*>(y), static_cast<T*>(out)},
         stream);
+  });
+}
+
+void threshold_backward(ScalarType dtype, const void* grad, const void* self, double threshold, void* out, int64_t n,
+                        StreamHandle stream) {
+  check_count(n, "threshold_backward");
+  dispatch_cuda_floating(dtype, "threshold_backward", [&]<class T>() {
+    launch_contiguous_elementwise(n,
+                                  ThresholdBackwardElement<T>{static_cast<const T*>(grad), static_cast<const T*>(self),
+                                                              static_cast<T>(threshold), static_cast<T*>(out)},
+                                  stream);
   });
 }
 

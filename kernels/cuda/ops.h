@@ -86,6 +86,9 @@ void where(ScalarType dtype, const Strided& out, const Strided& cond, const Stri
 // same formulas and evaluation order as their kernels::cpu twins.
 void tanh_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream);
 void sigmoid_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream);
+// out = self <= threshold ? 0 : grad (ReLU's backward).
+void threshold_backward(ScalarType dtype, const void* grad, const void* self, double threshold, void* out, int64_t n,
+                        StreamHandle stream);
 void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, const void* y, void* d_grad,
                             void* d_y, int64_t n, StreamHandle stream);
 void scaled_product(ScalarType dtype, const void* a, const void* b, const void* c, double s, void* out, int64_t n,

@@ -76,6 +76,7 @@ void where(ScalarType, const Strided&, const Strided&, const Strided&, const Str
 }
 void tanh_backward(ScalarType, const void*, const void*, void*, int64_t, StreamHandle) { unavailable(); }
 void sigmoid_backward(ScalarType, const void*, const void*, void*, int64_t, StreamHandle) { unavailable(); }
+void threshold_backward(ScalarType, const void*, const void*, double, void*, int64_t, StreamHandle) { unavailable(); }
 void tanh_backward_backward(ScalarType, const void*, const void*, const void*, void*, void*, int64_t, StreamHandle) {
   unavailable();
 }

@@ -168,6 +168,9 @@ std::vector<OpInfo> build_table() {
              in({2, 3}, -0.9, 0.9)),
       {"scaled_product", [](const V& x) { return V{scaled_product(x[0], x[1], x[2], -2.0)}; },
        {in({2, 3}), in({2, 3}), in({2, 3})}, kAllVariants, {}},
+      // self away from the threshold: the step has no derivative there.
+      binary("threshold_backward", [](const Tensor& g, const Tensor& y) { return threshold_backward(g, y, 0.1); },
+             in({2, 3}), in({2, 3}, -0.9, 0.9)),
       binary("sigmoid_backward", [](const Tensor& g, const Tensor& y) { return sigmoid_backward(g, y); }, in({2, 3}),
              in({2, 3}, 0.1, 0.9)),
 

@@ -201,6 +201,50 @@ TEST_CASE("max_pool2d values and indices match PyTorch") {
   }
 }
 
+TEST_CASE("max_pool2d 2x2: ties, NaN and odd sizes against the definition, and its backward") {
+  // Values from a small set make ties common; NaNs sit in some windows. The
+  // definition: the first maximum in row-major window order, unless the window
+  // holds a NaN, where the last NaN wins (PyTorch's rule).
+  for (gd::ScalarType dtype : {gd::kFloat32, gd::kFloat64}) {
+    CAPTURE(gd::dtype_name(dtype));
+    const int64_t planes = 6, h = 9, w = 8, oh = 4, ow = 4;
+    std::vector<double> data(static_cast<size_t>(planes * h * w));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>((i * 7919) % 5) - 2.0;
+    for (size_t i : {3u, 17u, 18u, 100u, 101u, 400u}) data[i] = NAN;
+    const Tensor x = tensor_of(data, {2, 3, h, w}).to(dtype).requires_grad_();
+    auto [out, indices] = gd::max_pool2d_with_indices(x, 2);
+    const std::vector<double> got = values_of(out), got_indices = values_of(indices);
+    std::vector<double> want, want_indices;
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double best = 0;
+          int64_t at = -1;
+          for (int64_t a = 0; a < 2; ++a)
+            for (int64_t b = 0; b < 2; ++b) {
+              const int64_t k = (2 * i + a) * w + 2 * j + b;
+              const double v = data[static_cast<size_t>(p * h * w + k)];
+              if (at < 0 || std::isnan(v) || (!std::isnan(best) && v > best)) best = v, at = k;
+            }
+          want.push_back(best);
+          want_indices.push_back(static_cast<double>(at));
+        }
+    CHECK(got_indices == want_indices);
+    bool same = got.size() == want.size();
+    for (size_t i = 0; same && i < got.size(); ++i)
+      same = (std::isnan(got[i]) && std::isnan(want[i])) || got[i] == want[i];
+    CHECK(same);
+    // The backward puts each output's gradient at its argmax and zeros elsewhere.
+    const Tensor seed = gd::testing::sample(out.sizes(), -1, 1, 7, dtype);
+    out.backward(seed);
+    std::vector<double> want_grad(data.size(), 0.0);
+    const std::vector<double> seeds = values_of(seed);
+    for (int64_t q = 0; q < planes * oh * ow; ++q)
+      want_grad[static_cast<size_t>(q / (oh * ow) * h * w + static_cast<int64_t>(want_indices[q]))] += seeds[q];
+    CHECK(value_mismatch(values_of(x.grad()), want_grad) == "");
+  }
+}
+
 TEST_CASE("max_pool2d routes the gradient to the argmax and propagates NaN") {
   Tensor x = pool_input(gd::kFloat64).unsqueeze(0).requires_grad_();
   Tensor y = gd::max_pool2d(x, 2);

@@ -172,6 +172,9 @@ const BinaryCase kBinary[] = {
     {"where(a > 0, a, -1.0)", [](auto& a, auto&, auto&, auto&) { return gd::where(a > 0, a, -1.0); }, {-1.0, -1.0, -1.0, -1.0, 0.3, 0.9, 1.7, 3.1}},
     {"a.where(a > 0, b)", [](auto& a, auto& b, auto&, auto&) { return a.where(a > 0, b); }, {0.7, -2.0, 1.5, -0.3, 0.3, 0.9, 1.7, 3.1}},
     // b * (1 - tanh(a)^2) and b * sigmoid(a) * (1 - sigmoid(a)) in PyTorch.
+    // torch.ops.aten.threshold_backward(b, a, t): ReLU's backward (a <= t drops b, ties included).
+    {"threshold_backward(b, a, 0.3)", [](auto& a, auto& b, auto&, auto&) { return gd::threshold_backward(b, a, 0.3); }, {0.0, 0.0, 0.0, 0.0, 0.0, 2.2, -1.1, 0.5}},
+    {"threshold_backward(b, a, 0)", [](auto& a, auto& b, auto&, auto&) { return gd::threshold_backward(b, a, 0); }, {0.0, 0.0, 0.0, 0.0, 0.3, 2.2, -1.1, 0.5}},
     {"tanh_backward(b, tanh(a))", [](auto& a, auto& b, auto&, auto&) { return gd::tanh_backward(b, gd::tanh(a)); }, {0.018614558678212365, -0.5148663934061881, 1.2834581791217665, -0.3, 0.27454108854798875, 1.0712181945263515, -0.13751085769679128, 0.004042436932743199}},
     {"sigmoid_backward(b, sigmoid(a))", [](auto& a, auto& b, auto&, auto&) { return gd::sigmoid_backward(b, gd::sigmoid(a)); }, {0.049072601581575705, -0.3365967249381205, 0.3603911186122937, -0.075, 0.07333749350722375, 0.45210067615297966, -0.14366632166282892, 0.02062450975626517}},
 };
@@ -542,6 +545,7 @@ TEST_CASE("non-contiguous inputs give the same values as contiguous copies") {
     CHECK(values_of(view > base) == values_of(copy > base));
     CHECK(value_mismatch(gd::where(view > 0, view, base), gd::where(copy > 0, copy, base), 0, 0) == "");
     CHECK(value_mismatch(gd::tanh_backward(view, base), gd::tanh_backward(copy, base), 0, 0) == "");
+    CHECK(value_mismatch(gd::threshold_backward(view, base, 0.1), gd::threshold_backward(copy, base, 0.1), 0, 0) == "");
     CHECK(value_mismatch(view * 2.5, copy * 2.5, 0, 0) == "");
     // Both operands non-contiguous.
     CHECK(value_mismatch(view - view.t().t(), copy - copy, 0, 0) == "");
@@ -685,6 +689,7 @@ TEST_CASE("large tensors (the multi-threaded path) agree with small slices") {
   agree("a < b", [](const Tensor& a, const Tensor& b) { return a < b; });
   agree("a * 2.5", [](const Tensor& a, const Tensor&) { return a * 2.5; });
   agree("tanh_backward", [](const Tensor& a, const Tensor& b) { return tanh_backward(a, b); });
+  agree("threshold_backward", [](const Tensor& a, const Tensor& b) { return threshold_backward(a, b, 0.2); });
   agree("to float32", [](const Tensor& a, const Tensor&) { return a.to(kFloat32); });
   agree("add_", [](const Tensor& a, const Tensor& b) {
     Tensor c = a.clone();
@@ -724,4 +729,35 @@ TEST_CASE("scaled_product equals the product of its factors") {
   }
   Tensor i = gd::arange(6).reshape({2, 3});
   CHECK(values_of(gd::scaled_product(i, i, i, 1.0)) == std::vector<double>{0, 1, 8, 27, 64, 125});
+}
+
+TEST_CASE("threshold_backward: ReLU's backward in the operands' memory order, NaN passing as in PyTorch") {
+  using namespace gd;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // torch.ops.aten.threshold_backward(torch.tensor([1., 2., 3.]), torch.tensor([nan, 0., -1.]), 0) == [1, 0, 0]
+  CHECK(values_of(threshold_backward(tensor_of({1.0, 2.0, 3.0}), tensor_of({nan, 0.0, -1.0}), 0)) ==
+        std::vector<double>{1.0, 0.0, 0.0});
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    INFO(dtype);
+    Tensor x = testing::sample({2, 3, 5, 7}, -1, 1, 31, dtype), g = testing::sample({2, 3, 5, 7}, -1, 1, 32, dtype);
+    Tensor expected = where(x > 0.25, g, 0.0);
+    Tensor xl = x.contiguous(MemoryFormat::ChannelsLast), gl = g.contiguous(MemoryFormat::ChannelsLast);
+    Tensor out = threshold_backward(gl, xl, 0.25);
+    CHECK(out.is_contiguous(MemoryFormat::ChannelsLast));
+    CHECK(value_mismatch(out, expected, 0, 0) == "");
+    // Mixed layouts take the general path, with the same values.
+    CHECK(value_mismatch(threshold_backward(g, xl, 0.25), expected, 0, 0) == "");
+    // relu's backward is threshold_backward at 0 on its output.
+    Tensor leaf = xl.detach().requires_grad_();
+    relu(leaf).backward(gl);
+    CHECK(value_mismatch(leaf.grad(), where(x > 0, g, 0.0), 0, 0) == "");
+  }
+  // float16 goes through the general path.
+  Tensor h = tensor_of({-1.0, 0.5, 2.0}).to(kHalf);
+  CHECK(values_of(threshold_backward(h, h, 0.5).to(kFloat64)) == std::vector<double>{0.0, 0.0, 2.0});
+  // Second order: d/dg of <gg, threshold_backward(g, y)> is threshold_backward(gg, y), and y gets nothing.
+  Tensor gr = tensor_of({1.0, -2.0, 3.0}).requires_grad_(), y = tensor_of({0.5, -0.5, 2.0});
+  Tensor gg = tensor_of({0.1, 0.2, 0.3});
+  Tensor d = autograd::grad({threshold_backward(gr, y, 0)}, {gr}, {gg})[0];
+  CHECK(values_of(d) == std::vector<double>{0.1, 0.0, 0.3});
 }

@@ -1,4 +1,4 @@
-// Reductions beyond sum/mean: prod, max/min/amax/amin, max(dim)/min(dim),
+// Reductions: sum over outer and inner dims at once, prod, max/min/amax/amin, max(dim)/min(dim),
 // argmax/argmin, var/std, norm and logsumexp. Values against PyTorch 1.13;
 // gradients against PyTorch and float64 finite differences (gradcheck, gradgradcheck).
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 
 #include "engine/dims.h"
 #include "gradiens.h"
+#include "tests/engine/op_registry.h"
 
 namespace gd = gradiens;
 
@@ -515,4 +516,20 @@ TEST_CASE("large reductions (the parallel path) agree with each other") {
   CHECK(gd::allclose(x.norm(2, {1}), gd::sqrt((x * x).sum({1})), 1e-12, 0));
   CHECK(gd::allclose(x.norm(INF, {0}), gd::abs(x).amax({0}), 0, 0));
   CHECK(gd::allclose(x.var(std::vector<int64_t>{1}), ((x - x.mean({1}, true)).square()).sum({1}) / 199.0, 1e-12, 0));
+}
+
+TEST_CASE("sum over outer and inner dims (a bias gradient) equals the sum of its planes") {
+  // [N, C, H, W] summed over {0, 2, 3}: each channel adds N runs of H * W
+  // adjacent elements; also through a transposed view, whose runs are not adjacent.
+  for (gd::ScalarType dtype : {gd::kFloat32, gd::kFloat64}) {
+    CAPTURE(gd::dtype_name(dtype));
+    const gd::Tensor x = gd::testing::sample({5, 3, 7, 9}, -1, 1, 3, dtype);
+    const std::vector<double> v = gd::testing::values_of(x);
+    std::vector<double> want(3, 0.0);
+    for (size_t i = 0; i < v.size(); ++i) want[(i / 63) % 3] += v[i];
+    const double tol = dtype == gd::kFloat32 ? 1e-5 : 1e-12;
+    CHECK(gd::testing::value_mismatch(gd::testing::values_of(x.sum({0, 2, 3})), want, tol) == "");
+    CHECK(gd::testing::value_mismatch(gd::testing::values_of(x.transpose(2, 3).sum({0, 2, 3})), want, tol) == "");
+    CHECK(gd::testing::value_mismatch(gd::testing::values_of(x.sum({0, 2, 3}, true).flatten()), want, tol) == "");
+  }
 }

@@ -545,12 +545,20 @@ void check_fused_arithmetic() {
     CHECK(all_same(out, [&](int64_t i) { return s * (g[i] * b[i] * c[i]); }));
     CHECK(all_same(out2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); }));
     CHECK(all_same(out3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); }));
+
+    // ReLU's backward, a NaN self included (a[1]); ties at the threshold drop grad.
+    if (n > 3) c[3] = T(0.5);
+    gradiens::kernels::cpu::threshold_backward(g.data(), c.data(), T(0.5), out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return c[i] <= T(0.5) ? T(0) : g[i]; }));
+    out = g;  // in place: out == grad
+    gradiens::kernels::cpu::threshold_backward(out.data(), a.data(), T(0), out.data(), n);
+    CHECK(all_same(out, [&](int64_t i) { return a[i] <= T(0) ? T(0) : g[i]; }));
   }
 }
 
 }  // namespace
 
-TEST_CASE("vector_math: arith, tanh_backward_backward and scaled products round as the scalar formulas") {
+TEST_CASE("vector_math: arith, tanh_backward_backward, scaled products and threshold_backward as the scalar formulas") {
   for_each_simd_target([] {
     check_fused_arithmetic<float>();
     check_fused_arithmetic<double>();
