@@ -486,8 +486,8 @@ MaxWindow max_window(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
 }
 
 // The common 2x2 window at stride 2 (no padding, no dilation, every window
-// inside the plane): four fixed comparisons per output, the NaN rule folded in
-// (a NaN replaces the best so far, a number never replaces a NaN).
+// inside the plane): four fixed comparisons per output; a window holding a NaN
+// is redone with PyTorch's rule (the last NaN wins).
 template <class T>
 bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
   if (g.kernel_h != 2 || g.kernel_w != 2 || g.stride_h != 2 || g.stride_w != 2 || g.pad_h != 0 || g.pad_w != 0 ||
@@ -506,16 +506,23 @@ bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, int64_t* i
                      const T* bottom = top + in_w;
                      for (int64_t ow = 0; ow < out_w; ++ow) {
                        const int64_t first = 2 * oh * in_w + 2 * ow;
-                       T best = top[2 * ow];
-                       int64_t at = first;
-                       const auto consider = [&](T v, int64_t i) {
-                         const bool take = v > best || std::isnan(v);
-                         best = take ? v : best;
-                         at = take ? i : at;
-                       };
-                       consider(top[2 * ow + 1], first + 1);
-                       consider(bottom[2 * ow], first + in_w);
-                       consider(bottom[2 * ow + 1], first + in_w + 1);
+                       const T v[4] = {top[2 * ow], top[2 * ow + 1], bottom[2 * ow], bottom[2 * ow + 1]};
+                       // NaN (v != v) is rare: such a window is redone.
+                       T best = v[0];
+                       int64_t at = 0;
+                       bool has_nan = v[0] != v[0];
+                       for (int64_t k = 1; k < 4; ++k) {
+                         // Masks, not ternaries, which the compiler turns into branches
+                         // that random data mispredicts half the time.
+                         const int64_t greater = -static_cast<int64_t>(v[k] > best);
+                         at = (at & ~greater) | (k & greater);
+                         best = std::max(best, v[k]);
+                         has_nan |= v[k] != v[k];
+                       }
+                       if (has_nan)
+                         for (int k = 0; k < 4; ++k)
+                           if (v[k] != v[k]) best = v[k], at = k;
+                       at = first + (at >> 1) * in_w + (at & 1);  // window position k = 2 row + column
                        out[oh * out_w + ow] = best;
                        index[oh * out_w + ow] = at;
                      }
