@@ -201,9 +201,7 @@ void conv2d_workload(const Options& options) {
 
 // conv2d's workload in channels_last: input and weights NHWC/OHWI, as after PyTorch's
 // model.to(memory_format=torch.channels_last), so conv, pool and their backward run on
-// NHWC data. relu is taken on the NHWC view because the elementwise ops write
-// row-major outputs (PyTorch's keep the input's layout); without it the second
-// half would run NCHW.
+// NHWC data (relu, as PyTorch's, keeps its input's layout).
 void conv2d_nhwc_workload(const Options& options) {
   gd::manual_seed(0);
   const auto f32 = gd::TensorOptions().dtype(gd::kFloat32);
@@ -212,11 +210,10 @@ void conv2d_nhwc_workload(const Options& options) {
   gd::Tensor b1 = gd::zeros({32}, f32).requires_grad_();
   gd::Tensor w2 = (gd::randn({64, 32, 3, 3}, f32) * 0.06).contiguous(gd::channels_last).requires_grad_();
   gd::Tensor b2 = gd::zeros({64}, f32).requires_grad_();
-  auto nhwc_relu = [](const gd::Tensor& t) { return gd::relu(t.permute({0, 2, 3, 1})).permute({0, 3, 1, 2}); };
   Timing t = time_calls(
       [&] {
         for (gd::Tensor* p : {&w1, &b1, &w2, &b2}) *p = p->detach().requires_grad_();
-        gd::Tensor h = gd::max_pool2d(nhwc_relu(gd::conv2d(x, w1, b1)), 2);
+        gd::Tensor h = gd::max_pool2d(gd::relu(gd::conv2d(x, w1, b1)), 2);
         gd::conv2d(h, w2, b2).sum().backward();
       },
       3, options.repeat > 0 ? options.repeat : 21);

@@ -23,10 +23,14 @@ using kernels::cpu::UnaryMath;
 using kernels::cpu::elementwise_kernel;
 
 // Applies a vectorized math function; integer inputs compute in float32 as in
-// PyTorch, and so do float16/bfloat16 (rounded once per result).
+// PyTorch, and so do float16/bfloat16 (rounded once per result). As PyTorch's
+// TensorIterator, a dense input in any order of its dims (channels_last,
+// transposed) is walked in memory order and its strides go to the output;
+// other inputs are made contiguous first.
 Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
-  Tensor xc = x.is_floating_point() ? x.contiguous() : x.to(kFloat32);
-  Tensor out = empty(xc.sizes(), xc.options());
+  Tensor xc = x.is_floating_point() ? x : x.to(kFloat32);
+  if (!is_non_overlapping_and_dense(xc.sizes(), xc.strides())) xc = xc.contiguous();
+  Tensor out = empty_strided(xc.sizes(), xc.strides(), xc.options());
   if (out.device().is_cuda()) {
     if (out.numel() > 0)
       kernels::cuda::unary_math(op, out.dtype(), xc.data_ptr(), out.data_ptr(), out.numel(), cuda_seam::stream_of(out));

@@ -499,6 +499,36 @@ TEST_CASE("batch_norm on channels_last stays channels_last and matches the NCHW 
   CHECK(gd::autograd::gradgradcheck(fn, inputs));
 }
 
+TEST_CASE("unary math keeps a dense input's layout, as PyTorch's TensorIterator") {
+  // torch: relu/tanh/exp of a channels_last [2, 3, 4, 5] tensor have strides
+  // (60, 1, 15, 3); exp(y.t()) of a [3, 4] y has (1, 4); exp(y[:, ::2]) (not
+  // dense) is contiguous, (2, 1). Integer inputs convert to float32 first.
+  const Tensor x = cl(sample({2, 3, 4, 5}, -1, 1, 80));
+  const gd::DimVector channels_last{60, 1, 15, 3};
+  for (const auto& [name, f] : std::vector<std::pair<const char*, Fn>>{
+           {"relu", [](const V& v) { return gd::relu(v[0]); }},
+           {"tanh", [](const V& v) { return gd::tanh(v[0]); }},
+           {"exp", [](const V& v) { return gd::exp(v[0]); }},
+           {"sigmoid", [](const V& v) { return gd::sigmoid(v[0]); }}}) {
+    INFO(name);
+    const Tensor y = f({x});
+    CHECK(y.strides() == channels_last);
+    CHECK(value_mismatch(y, f({x.contiguous()}), 0, 0) == "");
+  }
+  const Tensor ints = cl(gd::arange(120, gd::kInt64).reshape({2, 3, 4, 5}));
+  CHECK(value_mismatch(gd::sqrt(ints), gd::sqrt(ints.contiguous()), 0, 0) == "");
+  const Tensor y = sample({3, 4}, -1, 1, 81);
+  CHECK(gd::exp(y.t()).strides() == gd::DimVector{1, 4});
+  CHECK(value_mismatch(gd::exp(y.t()), gd::exp(y.t().contiguous()), 0, 0) == "");
+  CHECK(gd::exp(y.slice(1, 0, 4, 2)).strides() == gd::DimVector{2, 1});
+  CHECK(value_mismatch(gd::exp(y.slice(1, 0, 4, 2)), gd::exp(y.slice(1, 0, 4, 2).contiguous()), 0, 0) == "");
+  // ReLU on an NHWC activation and its backward stay NHWC without copies.
+  const Tensor leaf = x.detach().requires_grad_();
+  const Tensor r = gd::relu(leaf);
+  r.backward(cl(sample({2, 3, 4, 5}, -1, 1, 82)));
+  CHECK(nhwc_only(leaf.grad()));
+}
+
 TEST_CASE("a conv, batch_norm, pool stack stays channels_last end to end") {
   Tensor x = cl(sample({2, 3, 8, 8}, -1, 1, 90, gd::kFloat32)).requires_grad_();
   Tensor w = sample({8, 3, 3, 3}, -1, 1, 91, gd::kFloat32).requires_grad_();
