@@ -664,6 +664,115 @@ void scaled_product_backward_double(const double* g, const double* a, const doub
                                     double* grad_a, double* grad_b, double* grad_c, size_t count) {
   scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count);
 }
+// Note [Vectorized 2x2 max pool]
+// Each vector holds N adjacent outputs of one row: LoadInterleaved2 splits the
+// top and bottom input rows into their even and odd columns, so the four taps of
+// N windows are four vectors, compared in PyTorch's order (top-left, top-right,
+// bottom-left, bottom-right: a later tap wins only if greater, or if it is NaN, so
+// the first maximum wins and so does the last NaN). A row's last, partial vector
+// takes masked loads and stores on AVX-512 (masked-off lanes are neither read nor
+// faulted on), else a zero-padded copy, since reading past the row could leave
+// the buffer.
+template <class T>
+void max_pool_2x2_planes_loop(const T* input, size_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                              int64_t out_w, T* output, int64_t* indices) {
+  using Index = hwy::MakeSigned<T>;  // int32 lanes beside float, int64 beside double
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+#if HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL
+  HWY_ALIGN T top_copy[2 * hn::MaxLanes(d)], bottom_copy[2 * hn::MaxLanes(d)], out_copy[hn::MaxLanes(d)];
+  HWY_ALIGN Index index_copy[hn::MaxLanes(di)];
+#endif
+  const auto two_lanes = hn::Mul(hn::Iota(di, 0), hn::Set(di, Index{2}));
+  const auto row_step = hn::Set(di, static_cast<Index>(in_w));
+  const auto one = hn::Set(di, Index{1});
+  for (size_t p = 0; p < planes; ++p) {
+    const T* plane = input + static_cast<int64_t>(p) * in_h * in_w;
+    T* out_plane = output + static_cast<int64_t>(p) * out_h * out_w;
+    int64_t* index_plane = indices + static_cast<int64_t>(p) * out_h * out_w;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      const T* top = plane + 2 * oh * in_w;
+      const T* bottom = top + in_w;
+      for (int64_t ow = 0; ow < out_w; ow += lanes) {
+        const int64_t n = std::min(lanes, out_w - ow);
+        hn::Vec<decltype(d)> tl, tr, bl, br;
+        if (n == lanes) {
+          hn::LoadInterleaved2(d, top + 2 * ow, tl, tr);
+          hn::LoadInterleaved2(d, bottom + 2 * ow, bl, br);
+        } else {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+          // Masked loads: lanes past the row are neither read nor faulted on.
+          const auto first = hn::FirstN(d, static_cast<size_t>(std::min(2 * n, lanes)));
+          const auto second = hn::FirstN(d, static_cast<size_t>(std::max<int64_t>(2 * n - lanes, 0)));
+          const auto split = [&](const T* row, hn::Vec<decltype(d)>& even, hn::Vec<decltype(d)>& odd) {
+            const auto lo = hn::MaskedLoad(first, d, row), hi = hn::MaskedLoad(second, d, row + lanes);
+            even = hn::ConcatEven(d, hi, lo);
+            odd = hn::ConcatOdd(d, hi, lo);
+          };
+          split(top + 2 * ow, tl, tr);
+          split(bottom + 2 * ow, bl, br);
+#else
+          std::fill(top_copy, top_copy + 2 * lanes, T(0));
+          std::fill(bottom_copy, bottom_copy + 2 * lanes, T(0));
+          std::copy(top + 2 * ow, top + 2 * (ow + n), top_copy);
+          std::copy(bottom + 2 * ow, bottom + 2 * (ow + n), bottom_copy);
+          hn::LoadInterleaved2(d, top_copy, tl, tr);
+          hn::LoadInterleaved2(d, bottom_copy, bl, br);
+#endif
+        }
+        auto best = tl;
+        auto tap = hn::Zero(di);
+        const auto take = [&](hn::Vec<decltype(d)> v, Index k) {
+          const auto wins = hn::Or(hn::Gt(v, best), hn::IsNaN(v));
+          best = hn::IfThenElse(wins, v, best);
+          tap = hn::IfThenElse(hn::RebindMask(di, wins), hn::Set(di, k), tap);
+        };
+        take(tr, 1);
+        take(bl, 2);
+        take(br, 3);
+        // Tap k = 2 * row + column sits at (k >> 1) * in_w + (k & 1) from its window's corner.
+        const auto corner = hn::Add(two_lanes, hn::Set(di, static_cast<Index>(2 * oh * in_w + 2 * ow)));
+        const auto at = hn::Add(corner, hn::Add(hn::Mul(hn::ShiftRight<1>(tap), row_step), hn::And(tap, one)));
+        int64_t* index_out = index_plane + oh * out_w + ow;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+        const auto fill = [&](auto tag, int64_t count) { return hn::FirstN(tag, static_cast<size_t>(count)); };
+        hn::BlendedStore(best, fill(d, n), d, out_plane + oh * out_w + ow);
+        if constexpr (sizeof(Index) == sizeof(int64_t)) {
+          hn::BlendedStore(at, fill(di, n), di, index_out);
+        } else {
+          const hn::Half<decltype(di)> half;
+          const hn::Rebind<int64_t, decltype(half)> wide;
+          const int64_t half_lanes = lanes / 2;
+          hn::BlendedStore(hn::PromoteTo(wide, hn::LowerHalf(half, at)), fill(wide, std::min(n, half_lanes)), wide,
+                           index_out);
+          if (n > half_lanes)
+            hn::BlendedStore(hn::PromoteTo(wide, hn::UpperHalf(half, at)), fill(wide, n - half_lanes), wide,
+                             index_out + half_lanes);
+        }
+#else
+        if (n == lanes) {
+          hn::StoreU(best, d, out_plane + oh * out_w + ow);
+        } else {
+          hn::Store(best, d, out_copy);
+          std::copy(out_copy, out_copy + n, out_plane + oh * out_w + ow);
+        }
+        hn::Store(at, di, index_copy);
+        for (int64_t j = 0; j < n; ++j) index_out[j] = index_copy[j];
+#endif
+      }
+    }
+  }
+}
+
+void max_pool_2x2_planes_float(const float* input, size_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                               int64_t out_w, float* output, int64_t* indices) {
+  max_pool_2x2_planes_loop(input, planes, in_h, in_w, out_h, out_w, output, indices);
+}
+void max_pool_2x2_planes_double(const double* input, size_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                                int64_t out_w, double* output, int64_t* indices) {
+  max_pool_2x2_planes_loop(input, planes, in_h, in_w, out_h, out_w, output, indices);
+}
 const char* this_target_name() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -689,6 +798,8 @@ HWY_EXPORT(scaled_product_float);
 HWY_EXPORT(scaled_product_double);
 HWY_EXPORT(scaled_product_backward_float);
 HWY_EXPORT(scaled_product_backward_double);
+HWY_EXPORT(max_pool_2x2_planes_float);
+HWY_EXPORT(max_pool_2x2_planes_double);
 HWY_EXPORT(this_target_name);
 HWY_EXPORT(half_to_float_loop);
 HWY_EXPORT(float_to_half_loop);
@@ -742,6 +853,16 @@ void threshold_backward(const float* grad, const float* self, float threshold, f
 }
 void threshold_backward(const double* grad, const double* self, double threshold, double* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(threshold_backward_double)(grad, self, threshold, out, checked_count("threshold_backward", n));
+}
+void max_pool_2x2_planes(const float* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, float* output, int64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(max_pool_2x2_planes_float)(input, checked_count("max_pool_2x2_planes", planes), in_h, in_w,
+                                                  out_h, out_w, output, indices);
+}
+void max_pool_2x2_planes(const double* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, double* output, int64_t* indices) {
+  HWY_DYNAMIC_DISPATCH(max_pool_2x2_planes_double)(input, checked_count("max_pool_2x2_planes", planes), in_h, in_w,
+                                                   out_h, out_w, output, indices);
 }
 void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(scaled_product_float)(a, b, c, s, out, checked_count("scaled_product", n));

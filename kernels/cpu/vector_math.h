@@ -40,6 +40,15 @@ void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, in
 void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n);
 void threshold_backward(const double* grad, const double* self, double threshold, double* out, int64_t n);
 
+// A 2x2, stride-2 max pool over `planes` row-major planes of in_h x in_w (2 * out_h <=
+// in_h, 2 * out_w <= in_w, and in_h * in_w < 2^31 for float): the max of each window and
+// its flat index h * in_w + w in the plane, with PyTorch's rules (the first maximum wins;
+// NaN is the largest value and the last NaN wins).
+void max_pool_2x2_planes(const float* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, float* output, int64_t* indices);
+void max_pool_2x2_planes(const double* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, double* output, int64_t* indices);
+
 // out = a + b, a - b or a * b over n contiguous elements; out may alias a or b.
 void arith(Arith op, const float* a, const float* b, float* out, int64_t n);
 void arith(Arith op, const double* a, const double* b, double* out, int64_t n);

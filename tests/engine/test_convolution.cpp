@@ -153,6 +153,10 @@ TEST_CASE("conv2d float32 (oneDNN) agrees with float64 (im2col) on odd geometrie
       {{3, 3, 8, 8}, {3, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 3},
       {{2, 1, 12, 12}, {5, 1, 5, 5}, {3, 3}, {0, 0}, {1, 1}, 1},
       {{1, 2, 6, 6}, {4, 2, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1},
+      // Enough channels that every pass reorders into oneDNN's blocked layouts (Note
+      // [Convolution layouts]), with channel counts that are not multiples of a block.
+      {{2, 16, 9, 9}, {20, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 12, 11, 10}, {5, 12, 3, 2}, {2, 1}, {1, 0}, {1, 2}, 1},
   };
   for (const Case& c : cases) {
     Tensor x64 = gd::testing::sample(c.input, -1, 1, 1).requires_grad_();
@@ -205,12 +209,15 @@ TEST_CASE("max_pool2d 2x2: ties, NaN and odd sizes against the definition, and i
   // Values from a small set make ties common; NaNs sit in some windows. The
   // definition: the first maximum in row-major window order, unless the window
   // holds a NaN, where the last NaN wins (PyTorch's rule).
-  for (gd::ScalarType dtype : {gd::kFloat32, gd::kFloat64}) {
+  // Rows of 4 and of 35 outputs: a partial vector, and whole vectors and a tail.
+  for (auto [dtype, h, w] : {std::tuple{gd::kFloat32, 9, 8}, std::tuple{gd::kFloat64, 9, 8},
+                             std::tuple{gd::kFloat32, 5, 71}, std::tuple{gd::kFloat64, 5, 71}}) {
     CAPTURE(gd::dtype_name(dtype));
-    const int64_t planes = 6, h = 9, w = 8, oh = 4, ow = 4;
+    CAPTURE(w);
+    const int64_t planes = 6, oh = h / 2, ow = w / 2;
     std::vector<double> data(static_cast<size_t>(planes * h * w));
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>((i * 7919) % 5) - 2.0;
-    for (size_t i : {3u, 17u, 18u, 100u, 101u, 400u}) data[i] = NAN;
+    for (size_t i : {3u, 17u, 18u, 100u, 101u, 400u, 1500u, 1571u}) data[i % data.size()] = NAN;
     const Tensor x = tensor_of(data, {2, 3, h, w}).to(dtype).requires_grad_();
     auto [out, indices] = gd::max_pool2d_with_indices(x, 2);
     const std::vector<double> got = values_of(out), got_indices = values_of(indices);

@@ -564,3 +564,47 @@ TEST_CASE("vector_math: arith, tanh_backward_backward, scaled products and thres
     check_fused_arithmetic<double>();
   });
 }
+
+// The definition of a 2x2, stride-2 max pool window: the first maximum in
+// row-major order, unless the window holds a NaN, where the last NaN wins.
+template <class T>
+void check_max_pool_2x2() {
+  std::mt19937 rng(5);
+  for (int64_t in_h : {2, 5})
+    for (int64_t in_w : {2, 7, 26, 33, 70, 71}) {
+      CAPTURE(in_h);
+      CAPTURE(in_w);
+      const int64_t planes = 3, out_h = in_h / 2, out_w = in_w / 2, outputs = planes * out_h * out_w;
+      std::vector<T> input(static_cast<size_t>(planes * in_h * in_w));
+      // Values from a small set make ties common; about one in twelve is NaN.
+      for (T& v : input) v = rng() % 12 == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(rng() % 4);
+      // One guard element past each output buffer must stay untouched.
+      std::vector<T> output(static_cast<size_t>(outputs + 1), T(-7));
+      std::vector<int64_t> indices(static_cast<size_t>(outputs + 1), -7);
+      gradiens::kernels::cpu::max_pool_2x2_planes(input.data(), planes, in_h, in_w, out_h, out_w, output.data(),
+                                                  indices.data());
+      bool same = output.back() == T(-7) && indices.back() == -7;
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t i = 0; i < out_h; ++i)
+          for (int64_t j = 0; j < out_w; ++j) {
+            T best = 0;
+            int64_t at = -1;
+            for (int64_t k : {2 * i * in_w + 2 * j, 2 * i * in_w + 2 * j + 1, (2 * i + 1) * in_w + 2 * j,
+                              (2 * i + 1) * in_w + 2 * j + 1}) {
+              const T v = input[static_cast<size_t>(p * in_h * in_w + k)];
+              if (at < 0 || std::isnan(v) || (!std::isnan(best) && v > best)) best = v, at = k;
+            }
+            const size_t o = static_cast<size_t>((p * out_h + i) * out_w + j);
+            same = same && indices[o] == at && (std::isnan(best) ? std::isnan(output[o]) : output[o] == best);
+          }
+      CHECK(same);
+    }
+}
+
+TEST_CASE("vector_math: max_pool_2x2_planes as the definition, ties and NaN, partial and whole vectors") {
+  const std::vector<std::string> ran = for_each_simd_target([] {
+    check_max_pool_2x2<float>();
+    check_max_pool_2x2<double>();
+  });
+  CHECK(!ran.empty());
+}
