@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -138,11 +139,33 @@ struct Conv2dOp {
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     auto [input, weight] = ctx.saved<2>();
     const ConvParams p = params_from(ctx);
+    if (!GradMode::is_enabled() && grad.dtype() == kFloat32 && ctx.needs_input_grad(1)) {
+      if (std::optional<GradList> grads = fused_backward(ctx, grad, input, weight, p)) return *grads;
+    }
     return {ctx.needs_input_grad(0) ? conv_backward_input_4d(grad, weight, input.sizes(), p) : Tensor(),
             ctx.needs_input_grad(1)
                 ? conv_backward_weight_4d(grad, input, weight.sizes(), p, weight_format_of(weight))
                 : Tensor(),
             ctx.needs_input_grad(2) ? grad.sum({0, 2, 3}) : Tensor()};
+  }
+  // Without create_graph the three gradients come from one kernel call (PyTorch's
+  // convolution_backward), which reorders grad once for both passes and takes the
+  // bias gradient out of the weight pass; with it they are ops with their own
+  // backward. Empty when the weight's layout is ambiguous (then the ops decide).
+  static std::optional<GradList> fused_backward(const Ctx& ctx, const Tensor& grad, const Tensor& input,
+                                                const Tensor& weight, const ConvParams& p) {
+    const Tensor w = dense_weight(weight);
+    const MemoryFormat weight_format = weight_format_of(weight);
+    if (weight_layout_of(w) != layout_of(weight_format)) return std::nullopt;
+    const Tensor gy = grad.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
+    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
+    GradList grads{ctx.needs_input_grad(0) ? empty(x.sizes(), gy.options().memory_format(p.memory_format)) : Tensor(),
+                   empty(w.sizes(), gy.options().memory_format(weight_format)),
+                   ctx.needs_input_grad(2) ? empty({w.size(0)}, gy.options()) : Tensor()};
+    const auto data = [](const Tensor& t) { return t.defined() ? t.cpu_data_ptr<float>() : nullptr; };
+    kernels::cpu::conv2d_backward(g, gy.cpu_data_ptr<float>(), x.cpu_data_ptr<float>(), w.cpu_data_ptr<float>(),
+                                  data(grads[0]), data(grads[1]), data(grads[2]));
+    return grads;
   }
   static ConvParams params_from(const Ctx& ctx) {
     const auto& v = ctx.ints;

@@ -237,7 +237,7 @@ void gemm_conv_backward_weight(const Conv2dGeometry& g, const T* grad_output, co
 // ---------------------------------------------------------------------------------
 // oneDNN (float32)
 
-enum class ConvPass { Forward, ForwardBias, BackwardInput, BackwardWeight };
+enum class ConvPass { Forward, ForwardBias, BackwardInput, BackwardWeight, BackwardWeightBias };
 
 struct ConvKey {
   Conv2dGeometry geometry;  // its layouts included: an NHWC primitive is another primitive
@@ -397,11 +397,19 @@ BoundConv create_conv(const ConvKey& key) {
         src_out = true;
         break;
       }
-      case ConvPass::BackwardWeight: {
+      case ConvPass::BackwardWeight:
+      case ConvPass::BackwardWeightBias: {
+        const bool bias_gradient = key.pass == ConvPass::BackwardWeightBias;
         dnnl::convolution_backward_weights::primitive_desc pd(
-            dnnl::convolution_backward_weights::desc(algo, src_md, weights_md, dst_md, strides, dilates, pad_l,
-                                                     pad_r),
+            bias_gradient ? dnnl::convolution_backward_weights::desc(algo, src_md, weights_md, bias_md, dst_md,
+                                                                     strides, dilates, pad_l, pad_r)
+                          : dnnl::convolution_backward_weights::desc(algo, src_md, weights_md, dst_md, strides,
+                                                                     dilates, pad_l, pad_r),
             attr, engine, forward_pd);
+        if (bias_gradient) {
+          bound.bias = memory(bias_md, engine, nullptr);
+          bound.args.emplace(DNNL_ARG_DIFF_BIAS, bound.bias);
+        }
         bound.primitive = dnnl::convolution_backward_weights(pd);
         scratchpad_md = pd.scratchpad_desc();
         primitive_src_md = pd.src_desc();
@@ -480,11 +488,41 @@ void record_run(testing::ConvKernel kernel, const Conv2dGeometry& g, const char*
 testing::ConvKernel kernel_of(ConvPass pass) {
   switch (pass) {
     case ConvPass::BackwardInput: return testing::ConvKernel::BackwardInput;
-    case ConvPass::BackwardWeight: return testing::ConvKernel::BackwardWeight;
+    case ConvPass::BackwardWeight:
+    case ConvPass::BackwardWeightBias: return testing::ConvKernel::BackwardWeight;
     case ConvPass::Forward:
     case ConvPass::ForwardBias: break;
   }
   return testing::ConvKernel::Forward;
+}
+
+// Runs a bound primitive with its workspace at `workspace`. A non-null
+// `staged_dst` holds the (diff_)dst already in the primitive's layout (a previous
+// pass put it there), so it is read from there and not reordered again.
+void run_conv(BoundConv& conv, std::byte* workspace, const float* src, const float* weights, const float* bias,
+              const float* dst, std::byte* staged_dst = nullptr) {
+  if (conv.scratchpad) conv.scratchpad.set_data_handle(workspace);
+  const std::array<std::pair<ConvArg*, const float*>, 3> bound_args{
+      {{&conv.src, src}, {&conv.weights, weights}, {&conv.dst, dst}}};
+  for (auto [arg, data] : bound_args) {
+    arg->user.set_data_handle(const_cast<float*>(data));
+    if (arg->staged) arg->staged.set_data_handle(workspace + arg->offset);
+  }
+  if (staged_dst != nullptr) conv.dst.staged.set_data_handle(staged_dst);
+  if (bias != nullptr) conv.bias.set_data_handle(const_cast<float*>(bias));
+  dnnl::stream& stream = onednn::thread_stream();
+  for (auto [arg, data] : bound_args)
+    if (arg->reorder && !arg->output && !(staged_dst != nullptr && arg == &conv.dst))
+      arg->reorder.execute(stream, {{DNNL_ARG_FROM, arg->user}, {DNNL_ARG_TO, arg->staged}});
+  conv.primitive.execute(stream, conv.args);
+  for (auto [arg, data] : bound_args)
+    if (arg->reorder && arg->output)
+      arg->reorder.execute(stream, {{DNNL_ARG_FROM, arg->staged}, {DNNL_ARG_TO, arg->user}});
+  stream.wait();
+}
+
+std::byte* conv_workspace(size_t bytes) {
+  return bytes != 0 ? static_cast<std::byte*>(onednn::thread_scratchpad<ConvScratchpad>(bytes)) : nullptr;
 }
 
 // Runs the cached primitive; false (having done nothing) when oneDNN has none.
@@ -494,28 +532,36 @@ bool onednn_conv(const Conv2dGeometry& g, ConvPass pass, const float* src, const
   const OmpThreadsScope omp_threads(threads);
   BoundConv& conv = thread_conv_cache().get(ConvKey{g, pass, threads});
   if (!conv.primitive) return false;
-  std::byte* workspace =
-      conv.workspace_bytes != 0
-          ? static_cast<std::byte*>(onednn::thread_scratchpad<ConvScratchpad>(conv.workspace_bytes))
-          : nullptr;
-  if (conv.scratchpad) conv.scratchpad.set_data_handle(workspace);
-  const std::array<std::pair<ConvArg*, const float*>, 3> bound_args{
-      {{&conv.src, src}, {&conv.weights, weights}, {&conv.dst, dst}}};
-  for (auto [arg, data] : bound_args) {
-    arg->user.set_data_handle(const_cast<float*>(data));
-    if (arg->staged) arg->staged.set_data_handle(workspace + arg->offset);
-  }
-  if (bias != nullptr) conv.bias.set_data_handle(const_cast<float*>(bias));
-  dnnl::stream& stream = onednn::thread_stream();
-  for (auto [arg, data] : bound_args)
-    if (arg->reorder && !arg->output)
-      arg->reorder.execute(stream, {{DNNL_ARG_FROM, arg->user}, {DNNL_ARG_TO, arg->staged}});
-  conv.primitive.execute(stream, conv.args);
-  for (auto [arg, data] : bound_args)
-    if (arg->reorder && arg->output)
-      arg->reorder.execute(stream, {{DNNL_ARG_FROM, arg->staged}, {DNNL_ARG_TO, arg->user}});
-  stream.wait();
+  run_conv(conv, conv_workspace(conv.workspace_bytes), src, weights, bias, dst);
   record_run(kernel_of(pass), g, "onednn", conv.implementation);
+  return true;
+}
+
+// Both backward passes, as conv2d_backward describes; false (having done nothing)
+// when oneDNN has no primitive for one of them.
+bool onednn_conv_backward(const Conv2dGeometry& g, const float* grad_output, const float* input,
+                          const float* weight, float* grad_input, float* grad_weight, float* grad_bias) {
+  const int threads = conv_threads(g);
+  const OmpThreadsScope omp_threads(threads);
+  ConvCache& cache = thread_conv_cache();
+  const ConvKey data_key{g, ConvPass::BackwardInput, threads};
+  const ConvKey weight_key{g, grad_bias != nullptr ? ConvPass::BackwardWeightBias : ConvPass::BackwardWeight, threads};
+  BoundConv* data = grad_input != nullptr ? &cache.get(data_key) : nullptr;
+  BoundConv& weights = cache.get(weight_key);
+  if (grad_input != nullptr) data = &cache.get(data_key);  // again: a full cache empties itself on insertion
+  if ((data != nullptr && !data->primitive) || !weights.primitive) return false;
+  const size_t data_bytes = data != nullptr ? data->workspace_bytes : 0;
+  std::byte* workspace = conv_workspace(data_bytes + weights.workspace_bytes);
+  // The weight pass reads the data pass's staged grad_output when both want the same layout.
+  const bool shared = data != nullptr && data->dst.staged && weights.dst.staged &&
+                      data->dst.staged.get_desc() == weights.dst.staged.get_desc();
+  if (data != nullptr) {
+    run_conv(*data, workspace, grad_input, weight, nullptr, grad_output);
+    record_run(testing::ConvKernel::BackwardInput, g, "onednn", data->implementation);
+  }
+  run_conv(weights, workspace + data_bytes, input, grad_weight, grad_bias, grad_output,
+           shared ? workspace + data->dst.offset : nullptr);
+  record_run(testing::ConvKernel::BackwardWeight, g, "onednn", weights.implementation);
   return true;
 }
 
@@ -843,6 +889,27 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, c
   if (!empty_conv(g) && onednn_conv(g, ConvPass::BackwardWeight, input, grad_weight, nullptr, grad_output)) return;
   record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
+                     float* grad_input, float* grad_weight, float* grad_bias) {
+  if (grad_weight != nullptr && !empty_conv(g) &&
+      onednn_conv_backward(g, grad_output, input, weight, grad_input, grad_weight, grad_bias))
+    return;
+  if (grad_input != nullptr) conv2d_backward_input(g, grad_output, weight, grad_input);
+  if (grad_weight != nullptr) conv2d_backward_weight(g, grad_output, input, grad_weight);
+  if (grad_bias != nullptr) {
+    // The sum of grad_output over batch and plane, per output channel.
+    const int64_t plane = g.out_h * g.out_w, channels = g.out_channels;
+    std::vector<double> sums(static_cast<size_t>(channels), 0.0);
+    for (int64_t n = 0; n < g.batch; ++n)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t q = 0; q < plane; ++q)
+          sums[static_cast<size_t>(c)] += grad_output[n * channels * plane + (g.layout == Layout::NHWC
+                                                                                 ? q * channels + c
+                                                                                 : c * plane + q)];
+    for (int64_t c = 0; c < channels; ++c) grad_bias[c] = static_cast<float>(sums[static_cast<size_t>(c)]);
+  }
 }
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,

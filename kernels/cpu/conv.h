@@ -43,6 +43,12 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, c
                             float* grad_weight);
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
                             double* grad_weight);
+// The gradients of a float32 convolution in one call (PyTorch's convolution_backward):
+// any of grad_input, grad_weight and grad_bias may be null (not wanted). grad_output is reordered once for
+// both passes, and the bias gradient (the sum of grad_output over N, OH and OW) comes
+// out of the weight pass.
+void conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
+                     float* grad_input, float* grad_weight, float* grad_bias);
 
 // Pooling over N x C planes of H x W, stored NCHW (planes one after another) or NHWC
 // (the C values of a pixel adjacent); windows start at o * stride - pad and take
