@@ -9,9 +9,9 @@
 
 #include <cstdlib>
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <new>
-#include <unordered_map>
 #include <vector>
 
 #include "kernels/error.h"
@@ -29,13 +29,23 @@ size_t size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+// The free list of a size class: 64 lists for the 64-byte steps up to 4 KiB,
+// then four per power of two (a class above 4 KiB is m * 2^q with m in 4..7).
+constexpr size_t kFreeLists = 64 + 4 * 54;
+
+size_t free_list_of(size_t cls) {
+  if (cls <= 4096) return cls / kAlignment - 1;
+  const int q = 63 - __builtin_clzll(cls) - 2;
+  return 64 + static_cast<size_t>(q - 10) * 4 + ((cls >> q) - 4);
+}
+
 size_t* header(void* block) {
   return reinterpret_cast<size_t*>(static_cast<char*>(block) - kAlignment);
 }
 
 struct State {
   std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size class
+  std::array<std::vector<void*>, kFreeLists> free_blocks;  // by free_list_of(size class)
   MemoryStats stats;
   int64_t cached_bytes = 0;
   bool caching = true;
@@ -53,10 +63,10 @@ void* allocate(size_t bytes) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   void* ptr = nullptr;
-  auto it = s.free_blocks.find(cls);
-  if (it != s.free_blocks.end() && !it->second.empty()) {
-    ptr = it->second.back();
-    it->second.pop_back();
+  std::vector<void*>& blocks = s.free_blocks[free_list_of(cls)];
+  if (!blocks.empty()) {
+    ptr = blocks.back();
+    blocks.pop_back();
     s.cached_bytes -= static_cast<int64_t>(cls);
     ++s.stats.num_cache_hits;
   } else {
@@ -81,7 +91,7 @@ void deallocate(void* ptr) {
   s.stats.allocated_bytes -= static_cast<int64_t>(cls);
   int64_t limit = std::max<int64_t>(int64_t{256} << 20, s.stats.peak_allocated_bytes);
   if (s.caching && s.cached_bytes + static_cast<int64_t>(cls) <= limit) {
-    s.free_blocks[cls].push_back(ptr);
+    s.free_blocks[free_list_of(cls)].push_back(ptr);
     s.cached_bytes += static_cast<int64_t>(cls);
   } else {
     std::free(header(ptr));
@@ -104,11 +114,13 @@ void reset_peak_stats() {
 void empty_cache() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  for (auto& [cls, blocks] : s.free_blocks) {
-    for (void* p : blocks) std::free(header(p));
-    s.stats.reserved_bytes -= static_cast<int64_t>(cls * blocks.size());
+  for (std::vector<void*>& blocks : s.free_blocks) {
+    for (void* p : blocks) {
+      s.stats.reserved_bytes -= static_cast<int64_t>(*header(p));
+      std::free(header(p));
+    }
+    blocks.clear();
   }
-  s.free_blocks.clear();
   s.cached_bytes = 0;
 }
 
