@@ -62,6 +62,37 @@ Timing time_calls(const std::function<void()>& fn, int warmup, int repeat) {
 // ", \"device\": ..." for a run on a GPU (its name and peak memory), else empty.
 std::string device_fields = "";
 
+// This machine's float32 GEMM speed at the current thread count: a large square
+// product (1024^3) through the library's GEMM, best of several, in GFLOP/s. A
+// workload's FLOPs over it give the time no implementation can beat on this CPU
+// (the "floor"), which the float32 workloads print beside their own time.
+double peak_f32_gflops() {
+  static double peak = [] {
+    const int64_t n = 1024;
+    std::vector<float> a(static_cast<size_t>(n * n), 0.5f), b(a.size(), 0.25f), c(a.size());
+    const Timing t = time_calls(
+        [&] { gd::kernels::cpu::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n); },
+        2, 7);
+    return 2.0 * static_cast<double>(n * n * n) / (t.min_ms * 1e6);
+  }();
+  return peak;
+}
+
+// ", "gflops": ..., "floor_ms": ..., "of_floor": ..." for a workload of `flops` float32
+// FLOPs (on the CPU; only gflops on a GPU).
+std::string floor_report(double flops, const Timing& t) {
+  if (!device_fields.empty()) {  // on a GPU: the CPU's floor says nothing
+    char gflops[48];
+    std::snprintf(gflops, sizeof(gflops), ", \"gflops\": %.1f", flops / (t.median_ms * 1e6));
+    return gflops;
+  }
+  const double floor_ms = flops / (peak_f32_gflops() * 1e6);
+  char extra[160];
+  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f, \"floor_ms\": %.3f, \"of_floor\": %.2f",
+                flops / (t.median_ms * 1e6), floor_ms, t.median_ms / floor_ms);
+  return extra;
+}
+
 void print_line(const std::string& workload, int threads, const Timing& t, const std::string& what,
                 const std::string& extra = "") {
   std::string device = device_fields;
@@ -257,11 +288,11 @@ void phm_linear_f32(const Options& options) {
   const bool builds = F::phm_choose_path(batch, n, d, d, true) == F::PHMPath::BuildWeight;
   char extra[400];
   std::snprintf(extra, sizeof(extra),
-                ", \"path\": \"%s\", \"gflops\": %.1f, \"build_weight_median_ms\": %.3f, \"build_weight_min_ms\": "
+                ", \"path\": \"%s\", \"build_weight_median_ms\": %.3f, \"build_weight_min_ms\": "
                 "%.3f, \"structured_median_ms\": %.3f, \"structured_min_ms\": %.3f",
-                builds ? "build_weight" : "structured", gemm_flops / (t[0].median_ms * 1e6), t[1].median_ms,
-                t[1].min_ms, t[2].median_ms, t[2].min_ms);
-  print_line("phm_linear_f32", options.threads, t[0], "fwd+bwd, n=4, 512x512, batch 256", extra);
+                builds ? "build_weight" : "structured", t[1].median_ms, t[1].min_ms, t[2].median_ms, t[2].min_ms);
+  print_line("phm_linear_f32", options.threads, t[0], "fwd+bwd, n=4, 512x512, batch 256",
+             extra + floor_report(gemm_flops, t[0]));
 }
 
 // An MLP as the peers build it: Linear layers of the given widths, the activation
@@ -448,9 +479,7 @@ void mlp_f32_50steps(const Options& options) {
     if (i > 0) later_macs += static_cast<double>(widths[i] * widths[i + 1]);
   }
   const double flops = static_cast<double>(steps) * 2.0 * static_cast<double>(batch) * (2 * macs + later_macs);
-  char extra[64];
-  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", flops / (t.median_ms * 1e6));
-  print_line("mlp_f32_50steps", options.threads, t, "50 steps, batch 128", extra);
+  print_line("mlp_f32_50steps", options.threads, t, "50 steps, batch 128", floor_report(flops, t));
 }
 
 // BENCHMARKS.md's cnn_f32_20steps: Conv(1,32,3)-ReLU-MaxPool2-Conv(32,64,3)-ReLU-
@@ -481,17 +510,14 @@ void cnn_f32_20steps(const Options& options) {
   const double conv1 = 26.0 * 26 * 32 * 9, conv2 = 11.0 * 11 * 64 * 32 * 9, fc1 = 1600.0 * 128, fc2 = 128.0 * 10;
   const double macs = conv1 + conv2 + fc1 + fc2, later_macs = conv2 + fc1 + fc2;
   const double flops = static_cast<double>(steps) * 2.0 * static_cast<double>(batch) * (2 * macs + later_macs);
-  char extra[64];
-  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", flops / (t.median_ms * 1e6));
-  print_line("cnn_f32_20steps", options.threads, t, "20 steps, batch 128", extra);
+  print_line("cnn_f32_20steps", options.threads, t, "20 steps, batch 128", floor_report(flops, t));
 }
 
 // BENCHMARKS.md's lstm_packed_f32 (bench/lstm_packed.cpp), timed as the peer times it.
 void lstm_packed_f32(const Options& options) {
   Timing t = time_calls(make_lstm_packed_f32_step(), 2, options.repeat > 0 ? options.repeat : 10);
-  char extra[64];
-  std::snprintf(extra, sizeof(extra), ", \"gflops\": %.1f", lstm_packed_f32_flops() / (t.median_ms * 1e6));
-  print_line("lstm_packed_f32", options.threads, t, "fwd+bwd, 64 seqs len 10..100", extra);
+  print_line("lstm_packed_f32", options.threads, t, "fwd+bwd, 64 seqs len 10..100",
+             floor_report(lstm_packed_f32_flops(), t));
 }
 
 struct Workload {
