@@ -346,14 +346,17 @@ BoundMatmul create_matmul(const MatmulKey& key) {
 // Note [Matmul cache]
 // Creating a matmul primitive takes tens of microseconds to milliseconds (the pd
 // search and JIT code generation); running a small one a fraction of a microsecond.
-// A training loop reuses a handful of shapes, so a least-recently-used map of
-// kCapacity entries holds them all. The map is per thread: its entries hold memory
+// A training loop reuses a limited set of shapes, so a least-recently-used map of
+// kCapacity entries holds them all: a handful for an MLP, but one per batch size
+// for a packed LSTM, whose batch shrinks step by step (bench lstm_packed_f32 cycles
+// through 141; with 64 entries LRU evicted each before its reuse and the
+// re-creations took a fifth of the step). The map is per thread: its entries hold memory
 // objects whose data pointers each call rewrites, which threads cannot share, and
 // per-thread needs no lock. A second thread asking for the same shape creates its own
 // pd, but oneDNN's process-wide primitive cache hands it the already generated code.
 class MatmulCache {
  public:
-  static constexpr size_t kCapacity = 64;
+  static constexpr size_t kCapacity = 1024;
 
   BoundMatmul& get(const MatmulKey& key) {
     auto found = index_.find(key);
@@ -527,6 +530,7 @@ void gemm_force_backend(Float32Backend backend) {
   forced_float32_backend.store(backend, std::memory_order_relaxed);
 }
 int gemm_onednn_cache_size() { return static_cast<int>(thread_matmul_cache().size()); }
+int gemm_onednn_cache_capacity() { return static_cast<int>(MatmulCache::kCapacity); }
 }  // namespace testing
 
 }  // namespace gradiens::kernels::cpu

@@ -55,6 +55,8 @@ void gemm_force_backend(Float32Backend backend);
 // Number of oneDNN matmul primitives cached for the calling thread (the cache is
 // per thread), for the cache tests.
 int gemm_onednn_cache_size();
+// How many primitives that cache holds at most before it evicts the least recently used.
+int gemm_onednn_cache_capacity();
 }  // namespace testing
 
 }  // namespace gradiens::kernels::cpu
