@@ -773,6 +773,55 @@ void max_pool_2x2_planes_double(const double* input, size_t planes, int64_t in_h
                                 int64_t out_w, double* output, int64_t* indices) {
   max_pool_2x2_planes_loop(input, planes, in_h, in_w, out_h, out_w, output, indices);
 }
+// The LSTM cell's backward (formulas in vector_math.h), a row of H units at a time.
+template <class T>
+void lstm_cell_backward_loop(const T* act, const T* tanh_c, const T* cprev, const T* dh, const T* dc, size_t batch,
+                             size_t hidden, T* dgates, T* dcprev) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d), H = hidden;
+  const auto one = hn::Set(d, T(1));
+  for (size_t b = 0; b < batch; ++b) {
+    const T* a = act + b * 4 * H;
+    const T *t = tanh_c + b * H, *cp = cprev + b * H;
+    const T* dhr = dh != nullptr ? dh + b * H : nullptr;
+    const T* dcr = dc != nullptr ? dc + b * H : nullptr;
+    T* dg = dgates + b * 4 * H;
+    T* dcx = dcprev + b * H;
+    size_t j = 0;
+    for (; j + lanes <= H; j += lanes) {
+      const auto i = hn::LoadU(d, a + j), f = hn::LoadU(d, a + H + j), g = hn::LoadU(d, a + 2 * H + j),
+                 o = hn::LoadU(d, a + 3 * H + j), tc = hn::LoadU(d, t + j);
+      const auto dhv = dhr != nullptr ? hn::LoadU(d, dhr + j) : hn::Zero(d);
+      const auto dcv = dcr != nullptr ? hn::LoadU(d, dcr + j) : hn::Zero(d);
+      const auto dct = hn::MulAdd(hn::Mul(dhv, o), hn::NegMulAdd(tc, tc, one), dcv);
+      hn::StoreU(hn::Mul(hn::Mul(dct, g), hn::Mul(i, hn::Sub(one, i))), d, dg + j);
+      hn::StoreU(hn::Mul(hn::Mul(dct, hn::LoadU(d, cp + j)), hn::Mul(f, hn::Sub(one, f))), d, dg + H + j);
+      hn::StoreU(hn::Mul(hn::Mul(dct, i), hn::NegMulAdd(g, g, one)), d, dg + 2 * H + j);
+      hn::StoreU(hn::Mul(hn::Mul(dhv, tc), hn::Mul(o, hn::Sub(one, o))), d, dg + 3 * H + j);
+      hn::StoreU(hn::Mul(dct, f), d, dcx + j);
+    }
+    for (; j < H; ++j) {
+      const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], tc = t[j];
+      const T dhv = dhr != nullptr ? dhr[j] : T(0), dcv = dcr != nullptr ? dcr[j] : T(0);
+      const T dct = dcv + dhv * o * (T(1) - tc * tc);
+      dg[j] = dct * g * (i * (T(1) - i));
+      dg[H + j] = dct * cp[j] * (f * (T(1) - f));
+      dg[2 * H + j] = dct * i * (T(1) - g * g);
+      dg[3 * H + j] = dhv * tc * (o * (T(1) - o));
+      dcx[j] = dct * f;
+    }
+  }
+}
+
+void lstm_cell_backward_float(const float* act, const float* tanh_c, const float* cprev, const float* dh,
+                              const float* dc, size_t batch, size_t hidden, float* dgates, float* dcprev) {
+  lstm_cell_backward_loop(act, tanh_c, cprev, dh, dc, batch, hidden, dgates, dcprev);
+}
+void lstm_cell_backward_double(const double* act, const double* tanh_c, const double* cprev, const double* dh,
+                               const double* dc, size_t batch, size_t hidden, double* dgates, double* dcprev) {
+  lstm_cell_backward_loop(act, tanh_c, cprev, dh, dc, batch, hidden, dgates, dcprev);
+}
+
 const char* this_target_name() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -800,6 +849,8 @@ HWY_EXPORT(scaled_product_backward_float);
 HWY_EXPORT(scaled_product_backward_double);
 HWY_EXPORT(max_pool_2x2_planes_float);
 HWY_EXPORT(max_pool_2x2_planes_double);
+HWY_EXPORT(lstm_cell_backward_float);
+HWY_EXPORT(lstm_cell_backward_double);
 HWY_EXPORT(this_target_name);
 HWY_EXPORT(half_to_float_loop);
 HWY_EXPORT(float_to_half_loop);
@@ -863,6 +914,17 @@ void max_pool_2x2_planes(const double* input, int64_t planes, int64_t in_h, int6
                          int64_t out_w, double* output, int64_t* indices) {
   HWY_DYNAMIC_DISPATCH(max_pool_2x2_planes_double)(input, checked_count("max_pool_2x2_planes", planes), in_h, in_w,
                                                    out_h, out_w, output, indices);
+}
+void lstm_cell_backward(const float* act, const float* tanh_c, const float* cprev, const float* dh, const float* dc,
+                        int64_t batch, int64_t hidden, float* dgates, float* dcprev) {
+  HWY_DYNAMIC_DISPATCH(lstm_cell_backward_float)(act, tanh_c, cprev, dh, dc, checked_count("lstm_cell_backward", batch),
+                                                 checked_count("lstm_cell_backward", hidden), dgates, dcprev);
+}
+void lstm_cell_backward(const double* act, const double* tanh_c, const double* cprev, const double* dh,
+                        const double* dc, int64_t batch, int64_t hidden, double* dgates, double* dcprev) {
+  HWY_DYNAMIC_DISPATCH(lstm_cell_backward_double)(act, tanh_c, cprev, dh, dc,
+                                                  checked_count("lstm_cell_backward", batch),
+                                                  checked_count("lstm_cell_backward", hidden), dgates, dcprev);
 }
 void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(scaled_product_float)(a, b, c, s, out, checked_count("scaled_product", n));

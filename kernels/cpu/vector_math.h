@@ -40,6 +40,19 @@ void sigmoid_backward(const BFloat16* grad, const BFloat16* y, BFloat16* out, in
 void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n);
 void threshold_backward(const double* grad, const double* self, double threshold, double* out, int64_t n);
 
+// The LSTM cell's backward over `batch` rows of `hidden` units, PyTorch's gate order:
+// act [batch, 4H] holds the activated gates i, f, g, o (sigmoid, sigmoid, tanh,
+// sigmoid), tanh_c [batch, H] = tanh(c), cprev [batch, H] the previous cell; dh and
+// dc [batch, H] are the incoming gradients of h and c (null: zero). Writes the
+// gradient of the gates' pre-activations, dgates [batch, 4H], and of cprev:
+//   dct = dc + dh o (1 - tanh_c^2)
+//   dgates = [dct g i (1 - i), dct cprev f (1 - f), dct i (1 - g^2), dh tanh_c o (1 - o)]
+//   dcprev = dct f
+void lstm_cell_backward(const float* act, const float* tanh_c, const float* cprev, const float* dh, const float* dc,
+                        int64_t batch, int64_t hidden, float* dgates, float* dcprev);
+void lstm_cell_backward(const double* act, const double* tanh_c, const double* cprev, const double* dh,
+                        const double* dc, int64_t batch, int64_t hidden, double* dgates, double* dcprev);
+
 // A 2x2, stride-2 max pool over `planes` row-major planes of in_h x in_w (2 * out_h <=
 // in_h, 2 * out_w <= in_w, and in_h * in_w < 2^31 for float): the max of each window and
 // its flat index h * in_w + w in the plane, with PyTorch's rules (the first maximum wins;

@@ -172,22 +172,7 @@ struct LstmCellPointwise {
       const T *ap = act.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>(), *cp = cprev.cpu_data_ptr<T>();
       const T* dhp = dh_c.defined() ? dh_c.cpu_data_ptr<T>() : nullptr;
       const T* dcp = dc_c.defined() ? dc_c.cpu_data_ptr<T>() : nullptr;
-      T *dgp = dgates.cpu_data_ptr<T>(), *dcxp = dcx.cpu_data_ptr<T>();
-      for (int64_t b = 0; b < batch; ++b) {
-        const T* a = ap + b * 4 * H;
-        T* dg = dgp + b * 4 * H;
-        for (int64_t j = 0; j < H; ++j) {
-          const int64_t k = b * H + j;
-          const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tp[k];
-          const T dhv = dhp ? dhp[k] : T(0), dcv = dcp ? dcp[k] : T(0);
-          const T dct = dcv + dhv * o * (T(1) - t * t);
-          dg[j] = dct * g * i * (T(1) - i);
-          dg[H + j] = dct * cp[k] * f * (T(1) - f);
-          dg[2 * H + j] = dct * i * (T(1) - g * g);
-          dg[3 * H + j] = dhv * t * o * (T(1) - o);
-          dcxp[k] = dct * f;
-        }
-      }
+      kernels::cpu::lstm_cell_backward(ap, tp, cp, dhp, dcp, batch, H, dgates.cpu_data_ptr<T>(), dcx.cpu_data_ptr<T>());
     });
     return {dgates, ctx.needs_input_grad(1) ? dcx : Tensor()};
   }

@@ -608,3 +608,50 @@ TEST_CASE("vector_math: max_pool_2x2_planes as the definition, ties and NaN, par
   });
   CHECK(!ran.empty());
 }
+
+// The LSTM cell's backward against its formulas (vector_math.h), in double, for
+// rows shorter and longer than a vector and with dh or dc absent.
+template <class T>
+void check_lstm_cell_backward() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> unit(0.02, 0.98), any(-1.5, 1.5);
+  for (int64_t hidden : {1, 7, 16, 37})
+    for (int absent : {0, 1, 2}) {  // 0: both given, 1: no dh, 2: no dc
+      CAPTURE(hidden);
+      CAPTURE(absent);
+      const int64_t batch = 3, H = hidden;
+      std::vector<T> act(static_cast<size_t>(batch * 4 * H)), tanh_c(static_cast<size_t>(batch * H)),
+          cprev(tanh_c.size()), dh(tanh_c.size()), dc(tanh_c.size());
+      for (T& v : act) v = static_cast<T>(unit(rng));  // sigmoid and tanh outputs lie in (-1, 1)
+      for (std::vector<T>* v : {&tanh_c, &cprev, &dh, &dc})
+        for (T& x : *v) x = static_cast<T>(any(rng) / 1.6);
+      std::vector<T> dgates(act.size()), dcprev(tanh_c.size());
+      gradiens::kernels::cpu::lstm_cell_backward(act.data(), tanh_c.data(), cprev.data(),
+                                                 absent == 1 ? nullptr : dh.data(), absent == 2 ? nullptr : dc.data(),
+                                                 batch, H, dgates.data(), dcprev.data());
+      bool close = true;
+      const double tol = sizeof(T) == 4 ? 1e-6 : 1e-14;
+      const auto near = [&](T got, double want) { close = close && std::abs(static_cast<double>(got) - want) <= tol; };
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 0; j < H; ++j) {
+          const size_t k = static_cast<size_t>(b * H + j), r = static_cast<size_t>(b * 4 * H + j);
+          const double i = act[r], f = act[r + H], g = act[r + 2 * H], o = act[r + 3 * H], t = tanh_c[k];
+          const double dhv = absent == 1 ? 0.0 : dh[k], dcv = absent == 2 ? 0.0 : dc[k];
+          const double dct = dcv + dhv * o * (1 - t * t);
+          near(dgates[r], dct * g * i * (1 - i));
+          near(dgates[r + H], dct * cprev[k] * f * (1 - f));
+          near(dgates[r + 2 * H], dct * i * (1 - g * g));
+          near(dgates[r + 3 * H], dhv * t * o * (1 - o));
+          near(dcprev[k], dct * f);
+        }
+      CHECK(close);
+    }
+}
+
+TEST_CASE("vector_math: lstm_cell_backward as its formulas, every target") {
+  const std::vector<std::string> ran = for_each_simd_target([] {
+    check_lstm_cell_backward<float>();
+    check_lstm_cell_backward<double>();
+  });
+  CHECK(!ran.empty());
+}
