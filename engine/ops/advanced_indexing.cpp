@@ -484,6 +484,32 @@ struct IndexSelect {
 
 struct IndexAdd {
   static constexpr std::string_view name = "IndexAddBackward0";
+  // index_add along dim 0 of row-major tensors: each index adds a whole contiguous
+  // row, which vectorizes, instead of going element by element. Rows are added in
+  // index order, as the general loop does, so repeated indices give the same bits.
+  static void add_rows(Tensor& out, const Tensor& index, const Tensor& source, Scalar alpha, int64_t rows) {
+    const Tensor index64 = index.to(kInt64).contiguous();
+    const int64_t* ix = index64.cpu_data_ptr<int64_t>();
+    const int64_t count = index64.numel(), width = source.numel() / count;
+    BadIndex bad;
+    dispatch_numeric_and_reduced(out.dtype(), "index_add_", [&]<class T>() {
+      const opmath_t<T> a = alpha.to<opmath_t<T>>();
+      T* dst = out.cpu_data_ptr<T>();
+      const T* src = source.cpu_data_ptr<T>();
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t k = ix[i];
+        if (k < 0 || k >= rows) {
+          bad.record(k);
+          continue;
+        }
+        T* row = dst + k * width;
+        const T* from = src + i * width;
+        for (int64_t j = 0; j < width; ++j) row[j] = static_cast<T>(row[j] + a * from[j]);
+      }
+    });
+    bad.throw_if_seen(0, rows);
+  }
+
   static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                         Scalar alpha) {
     GD_CHECK(index.dim() <= 1, fmt::format("index_add_(): Index is supposed to be a vector, but got dim: {} with type: "
@@ -513,6 +539,10 @@ struct IndexAdd {
     Tensor out = copy_of(self);
     if (source.numel() == 0) return out;
     Layout o = nonempty_layout(out);
+    if (dim == 0 && self.dim() >= 1 && out.is_contiguous() && source.is_contiguous()) {
+      add_rows(out, index, source, alpha, o.sizes[0]);
+      return out;
+    }
     DimVector out_strides = o.strides;
     out_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, r.sizes.size());

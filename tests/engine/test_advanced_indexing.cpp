@@ -410,6 +410,8 @@ TEST_CASE("scatter, index_select, index_add, masked_select errors match PyTorch"
        "index_add_(): self [3, 4] and source [2, 2] must have the same size in every dimension except dimension 1"},
       {"index_add index 4", [&] { z.index_add(1, i64({0, 4}), gd::ones({3, 2}, gd::kFloat32)); },
        "index 4 is out of bounds for dimension 1 with size 4"},
+      {"index_add rows, index 3", [&] { z.index_add(0, i64({0, 3}), gd::ones({2, 4}, gd::kFloat32)); },
+       "index 3 is out of bounds for dimension 0 with size 3"},
       // PyTorch >= 2.0's text (1.13 also names ByteTensor, which gradiens does not take as a mask here).
       {"masked_select long mask", [&] { z.masked_select(i64({1, 0, 1, 0})); }, "masked_select: expected BoolTensor for mask"},
       {"masked_select shapes", [&] { z.masked_select(mask({1, 0, 1})); },
