@@ -143,6 +143,8 @@ Tensor sum_to(const Tensor& x, IntArrayRef sizes);
 // ---- products (engine/ops/linalg.cpp) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
+// beta * self + alpha * (mat1 @ mat2), self broadcast to the product's shape.
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1, Scalar alpha = 1);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor mv(const Tensor& a, const Tensor& v);
 Tensor dot(const Tensor& a, const Tensor& b);

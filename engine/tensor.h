@@ -61,6 +61,8 @@ class TensorIndex {
   TensorIndex(Slice s) : value_(s) {}
   TensorIndex(NoneType) : value_(None) {}
   TensorIndex(EllipsisType) : value_(Ellipsis) {}
+  // "..." is Ellipsis, as in libtorch (any other string is an Error).
+  TensorIndex(const char* str);
   template <class T, std::enable_if_t<std::is_same_v<T, Tensor>, int> = 0>
   TensorIndex(const T& tensor) : value_(tensor.impl_ptr()) {}
   const Value& value() const { return value_; }
@@ -156,7 +158,12 @@ class Tensor {
   void set_data(const Tensor& new_data) const;
 
   // ---- autograd ----
-  bool requires_grad() const { return checked().requires_grad; }
+  // As in PyTorch, a view taken with grad mode off requires grad when its base
+  // does (it has no grad_fn, so no gradient reaches the base through it).
+  bool requires_grad() const {
+    const TensorImpl& impl = checked();
+    return impl.requires_grad || (impl.is_view && !impl.grad_fn && impl.view_base && impl.view_base->requires_grad);
+  }
   Tensor& requires_grad_(bool requires_grad = true);
   Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
   // The accumulated gradient (undefined before the first backward). It shares
@@ -327,6 +334,7 @@ class Tensor {
   // ---- products (engine/ops/linalg.cpp) ----
   Tensor matmul(const Tensor& other) const;
   Tensor mm(const Tensor& other) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, Scalar beta = 1, Scalar alpha = 1) const;
   Tensor bmm(const Tensor& other) const;
   Tensor mv(const Tensor& vec) const;
   Tensor dot(const Tensor& other) const;

@@ -17,20 +17,22 @@ namespace gradiens {
 // containers (one more dimension), or a std::vector (one dimension). Lists are
 // checked as they are built: every sub-list must have the first one's sizes.
 //
-// The dtype, unless the options give one, is inferred as torch.tensor does:
-// floating values give float32 (the default dtype), integers int64, bools
-// bool, uint8 vectors uint8; a list mixing kinds takes the highest of
-// bool < uint8 < integer < floating (tensor({1, 2.5}) is float32), and an
-// empty list is float32.
+// The dtype, unless the options give one, is inferred as libtorch's tensor()
+// does: floating values give float32 (the default dtype), integers int64, bools
+// bool, uint8 vectors uint8, and an empty braced list float32 (an empty vector
+// its element type's dtype). As in libtorch, every element of a braced list
+// must have the same C++ type: tensor({1, 2.5}) is an Error ("Expected all
+// elements of the tensor to have the same scalar type: Int, but got element of
+// scalar type: Double").
 class TensorDataContainer {
  public:
   // {}: an empty list, shape [0].
   TensorDataContainer();
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  TensorDataContainer(T value) : TensorDataContainer(Scalar(value), value_dtype<T>()) {}
+  TensorDataContainer(T value) : TensorDataContainer(Scalar(value), value_dtype<T>(), element_type<T>()) {}
   TensorDataContainer(std::initializer_list<TensorDataContainer> list);
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  TensorDataContainer(const std::vector<T>& values) : TensorDataContainer(from_vector(values)) {}
+  TensorDataContainer(const std::vector<T>& values) : TensorDataContainer(from_vector(values), element_type<T>()) {}
 
   const DimVector& sizes() const { return sizes_; }
   // The dtype the data implies; empty for data without any element.
@@ -44,9 +46,9 @@ class TensorDataContainer {
  private:
   enum class Kind : uint8_t { Scalar, List, Values };
 
-  TensorDataContainer(Scalar value, ScalarType dtype);
+  TensorDataContainer(Scalar value, ScalarType dtype, ScalarType element);
   // A vector's elements as a 1-dim tensor of its own dtype.
-  explicit TensorDataContainer(Tensor values);
+  TensorDataContainer(Tensor values, ScalarType element);
 
   template <class T>
   static constexpr ScalarType value_dtype() {
@@ -54,6 +56,15 @@ class TensorDataContainer {
     else if constexpr (std::is_floating_point_v<T>) return kFloat32;
     else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
     else return kInt64;
+  }
+  // The dtype of the C++ element type itself, which libtorch's same-type rule
+  // compares (int is Int, long Long, double Double).
+  template <class T>
+  static constexpr ScalarType element_type() {
+    if constexpr (std::is_same_v<T, bool>) return kBool;
+    else if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? kFloat32 : kFloat64;
+    else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
+    else return sizeof(T) <= 4 ? kInt32 : kInt64;
   }
   template <class T>
   static Tensor from_vector(const std::vector<T>& values) {
@@ -79,6 +90,7 @@ class TensorDataContainer {
   Tensor values_;
   DimVector sizes_;
   std::optional<ScalarType> dtype_;
+  std::optional<ScalarType> element_;  // element_type of the data; empty for an empty braced list
 };
 
 // tensor({{1., 2.}, {3., 4.}}), tensor(std::vector<double>{...}, kFloat64),

@@ -23,11 +23,13 @@ struct TensorImpl {
     refresh_geometry();
   }
 
-  // Recomputes numel and the contiguity flag after sizes/strides change.
+  // Recomputes numel and the contiguity flag after sizes/strides change. A
+  // tensor without elements is contiguous whatever its strides, as in PyTorch.
   void refresh_geometry() {
     numel = 1;
     for (int64_t s : sizes) numel *= s;
     is_contiguous = true;
+    if (numel == 0) return;
     int64_t expected = 1;
     for (size_t i = sizes.size(); i-- > 0;) {
       if (sizes[i] == 1) continue;

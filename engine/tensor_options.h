@@ -32,7 +32,9 @@ class TensorOptions {
 
   ScalarType dtype() const { return dtype_.value_or(kFloat32); }
   Device device() const { return device_.value_or(Device(kCPU)); }
-  bool requires_grad() const { return requires_grad_; }
+  bool requires_grad() const { return requires_grad_.value_or(false); }
+  bool has_requires_grad() const { return requires_grad_.has_value(); }
+  std::optional<bool> requires_grad_opt() const { return requires_grad_; }
   bool has_dtype() const { return dtype_.has_value(); }
   bool has_device() const { return device_.has_value(); }
   MemoryFormat memory_format() const { return memory_format_.value_or(MemoryFormat::Contiguous); }
@@ -42,7 +44,7 @@ class TensorOptions {
   std::optional<ScalarType> dtype_;
   std::optional<Device> device_;
   std::optional<MemoryFormat> memory_format_;
-  bool requires_grad_ = false;
+  std::optional<bool> requires_grad_;
 };
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }

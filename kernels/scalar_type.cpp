@@ -1,6 +1,8 @@
 // Names and promotion rules of ScalarType, and the internal-error thrower.
 #include "kernels/scalar_type.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 namespace gradiens {
@@ -40,6 +42,11 @@ std::string_view legacy_tensor_type_name(ScalarType t) {
     case ScalarType::Bool: return "BoolTensor";
   }
   return "UnknownTensor";
+}
+
+std::string c10_type_name(ScalarType t) {
+  const std::string_view legacy = legacy_tensor_type_name(t);  // "FloatTensor"
+  return std::string(legacy.substr(0, legacy.size() - std::string_view("Tensor").size()));
 }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {

@@ -50,6 +50,9 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
 std::string_view dtype_name(ScalarType t);
 // "FloatTensor", "DoubleTensor", ... as PyTorch's error messages name tensors.
 std::string_view legacy_tensor_type_name(ScalarType t);
+// "Float", "Double", "Long", ... as c10 prints a ScalarType (libtorch's messages
+// and its operator<< for a dtype).
+std::string c10_type_name(ScalarType t);
 
 // PyTorch's promotion lattice for two dtypes of the same priority class:
 // bool < uint8 < int32 < int64 < floating; between two floating types the wider.

@@ -116,12 +116,23 @@ OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(const st
         for (const auto& child : m->children_) visit(join_name(prefix, child.key()), child.value());
       };
   if (include_self) {
-    visit(name_prefix, shared_from_this());
+    visit(name_prefix, shared_from_this_checked());
   } else {
     seen.push_back(this);
     for (const auto& child : children_) visit(join_name(name_prefix, child.key()), child.value());
   }
   return out;
+}
+
+std::shared_ptr<Module> Module::shared_from_this_checked() {
+  try {
+    return shared_from_this();
+  } catch (const std::bad_weak_ptr&) {
+    throw Error(
+        "It looks like you attempted to retrieve your top-level module as a shared_ptr, but it is not stored in a "
+        "shared_ptr. Use std::make_shared instead of creating your module on the stack, or alternatively do not try "
+        "to access your top-level module at all by passing /*include_self=*/false to modules() or named_modules()");
+  }
 }
 
 std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {

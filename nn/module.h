@@ -151,6 +151,8 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training_ = true;
 
  private:
+  // shared_from_this(), or an Error saying the module is not held by a shared_ptr.
+  std::shared_ptr<Module> shared_from_this_checked();
   // Converts this module's own parameters (and gradients) and buffers in place.
   void convert_own(const std::function<Tensor(const Tensor&)>& f);
   mutable std::optional<std::string> name_;

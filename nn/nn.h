@@ -4,6 +4,7 @@
 #pragma once
 
 #include "nn/functional/activation.h"
+#include "nn/functional/linear.h"
 #include "nn/functional/loss.h"
 #include "nn/functional/phm.h"
 #include "nn/init.h"

@@ -446,8 +446,8 @@ unsigned Tensor::register_hook(TensorHook hook) const {
 }
 
 void Tensor::remove_hook(unsigned handle) const {
-  if (!requires_grad()) return;
-  gradient_edge(*this).function->remove_pre_hook(handle);
+  GD_CHECK(requires_grad() && gradient_edge(*this).function->remove_pre_hook(handle),
+           fmt::format("Invalid index, no hook at position {}", handle));
 }
 
 Tensor Tensor::detach() const {
@@ -513,7 +513,10 @@ void autograd::zero_grad(const std::vector<Tensor>& tensors, bool set_to_none) {
       t.set_grad(Tensor());
     } else {
       NoGradGuard no_grad;
-      g.detach_();
+      // As torch.optim's zero_grad: a gradient that is a view (of a larger
+      // buffer) cannot be detached in place, and one without history need not be.
+      if (g.grad_fn()) g.detach_();
+      else g.requires_grad_(false);
       g.zero_();
     }
   }
@@ -521,6 +524,11 @@ void autograd::zero_grad(const std::vector<Tensor>& tensors, bool set_to_none) {
 
 Tensor& Tensor::detach_() {
   TensorImpl& impl = checked();
+  GD_CHECK(!impl.is_view,
+           "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+           "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+           "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+           "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
   impl.grad_fn.reset();
   impl.output_nr = 0;
   impl.requires_grad = false;

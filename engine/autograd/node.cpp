@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -63,12 +64,14 @@ unsigned Node::add_pre_hook(uint32_t output_nr, TensorHook hook) {
   return handle;
 }
 
-void Node::remove_pre_hook(unsigned handle) {
+bool Node::remove_pre_hook(unsigned handle) {
   for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
     if (std::get<0>(*it) == handle) {
       pre_hooks_.erase(it);
-      return;
+      removed_pre_hooks_.push_back(handle);
+      return true;
     }
+  return std::find(removed_pre_hooks_.begin(), removed_pre_hooks_.end(), handle) != removed_pre_hooks_.end();
 }
 
 // ---- AccumulateGrad ----

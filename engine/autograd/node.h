@@ -60,7 +60,8 @@ class Node : public std::enable_shared_from_this<Node> {
 
   // Hooks on the gradient arriving for forward output `output_nr` (tensor hooks).
   unsigned add_pre_hook(uint32_t output_nr, TensorHook hook);
-  void remove_pre_hook(unsigned handle);
+  // False when `handle` was never added here (removing one twice is fine, as in libtorch).
+  bool remove_pre_hook(unsigned handle);
   const std::vector<std::tuple<unsigned, uint32_t, TensorHook>>& pre_hooks() const { return pre_hooks_; }
 
   // Whether the backward pass now running wants the gradient for next edge
@@ -79,6 +80,7 @@ class Node : public std::enable_shared_from_this<Node> {
   friend class GraphTask;
   uint64_t sequence_nr_;
   std::vector<std::tuple<unsigned, uint32_t, TensorHook>> pre_hooks_;
+  std::vector<unsigned> removed_pre_hooks_;
   // Scratch space of the engine for the backward pass currently running.
   uint64_t graph_task_id_ = 0;
   int32_t pending_dependencies_ = 0;

@@ -39,12 +39,6 @@ using kernels::cpu::Operand;
 
 constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that keeps a loop on one thread
 
-// "Long", "Float", ... as c10 prints a ScalarType.
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 
 
 // Walks an iterator over (target, int64 index, other) and calls
@@ -656,6 +650,7 @@ Tensor Tensor::nonzero() const { return gradiens::nonzero(*this); }
 // ---- in place (Note [In-place ops and autograd]) ----
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
+  GD_CHECK(!indices.empty(), "Passing an empty index list to Tensor::index_put_() is not valid syntax");
   if (check_inplace(*this, {values}, "index_put_"))
     return commit_inplace(*this, apply<IndexPut>(*this, indices, values, accumulate), true);
   check_put_values(*this, values);

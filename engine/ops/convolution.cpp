@@ -61,10 +61,6 @@ Pair pair_of(IntArrayRef values, std::string_view what) {
   return values.size() == 1 ? Pair{values[0], values[0]} : Pair{values[0], values[1]};
 }
 
-std::string_view c10_name(ScalarType t) {
-  return t == kFloat32 ? "Float" : t == kFloat64 ? "Double" : dtype_name(t);
-}
-
 // ---------------------------------------------------------------------------------
 // conv2d
 
@@ -245,7 +241,7 @@ ConvParams conv_params(IntArrayRef stride, IntArrayRef padding, IntArrayRef dila
 
 void check_same_dtype(const Tensor& expected, const Tensor& found) {
   GD_CHECK(expected.dtype() == found.dtype(), fmt::format("expected scalar type {} but found {}",
-                                                          c10_name(expected.dtype()), c10_name(found.dtype())));
+                                                          c10_type_name(expected.dtype()), c10_type_name(found.dtype())));
   GD_CHECK(expected.device() == found.device(),
            "Expected all tensors to be on the same device, but found at least two devices");
 }

@@ -208,6 +208,9 @@ Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy)
 }
 
 Tensor Tensor::to(const TensorOptions& options, bool copy) const {
+  GD_CHECK(!options.has_requires_grad(),
+           fmt::format("to(options) expects unset requires_grad flag, but got options.requires_grad set as {}",
+                       options.requires_grad()));
   Tensor t = options.has_device() ? to(options.device(), false, copy) : *this;
   if (options.has_dtype()) t = t.to(options.dtype(), copy && !options.has_device());
   return t;

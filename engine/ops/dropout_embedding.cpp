@@ -16,12 +16,6 @@ namespace gradiens {
 
 namespace {
 
-std::string_view torch_type_name(ScalarType t) {
-  std::string_view name = legacy_tensor_type_name(t);
-  name.remove_suffix(std::string_view("Tensor").size());
-  return name;
-}
-
 }  // namespace
 
 Tensor dropout(const Tensor& input, double p, bool training) {
@@ -29,7 +23,7 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   if (!training || p == 0 || input.numel() == 0) return input;
   // PyTorch fails here only when it divides the integer mask by 1 - p; this is its message for that.
   GD_CHECK(input.is_floating_point(), fmt::format("result type Float can't be cast to the desired output type {}",
-                                                  torch_type_name(input.dtype())));
+                                                  c10_type_name(input.dtype())));
   if (p == 1) return input * zeros({}, input.options());
   // The mask is made as PyTorch's _dropout makes it: bernoulli(1 - p) divided
   // by 1 - p in the input's dtype, so a float32 mask holds 1.0f / float(1 - p),

@@ -26,11 +26,6 @@ bool is_subscript(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= '
 int label_of(char c) { return c <= 'Z' ? c - 'A' : c - 'a' + 26; }
 char subscript_of(int label) { return static_cast<char>(label < 26 ? 'A' + label : 'a' + (label - 26)); }
 
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));  // "FloatTensor"
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 bool is_identity(IntArrayRef perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;

@@ -15,19 +15,6 @@ std::string shape_str(IntArrayRef s) {
   return "[" + out + "]";
 }
 int category(ScalarType t) { return t == kBool ? 0 : is_floating_point(t) ? 2 : 1; }
-std::string_view capitalized_name(ScalarType t) {
-  switch (t) {
-    case kFloat32: return "Float";
-    case kFloat64: return "Double";
-    case kInt32: return "Int";
-    case kInt64: return "Long";
-    case kUInt8: return "Byte";
-    case kBool: return "Bool";
-    case kFloat16: return "Half";
-    case kBFloat16: return "BFloat16";
-  }
-  return "Unknown";
-}
 }  // namespace
 
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
@@ -126,8 +113,8 @@ void check_inplace_output(const Tensor& out, IntArrayRef broadcast_shape, Scalar
            fmt::format("{}: output with shape {} doesn't match the broadcast shape {}", op, shape_str(out.sizes()),
                        shape_str(broadcast_shape)));
   GD_CHECK(category(result) <= category(out.dtype()),
-           fmt::format("{}: result type {} can't be cast to the desired output type {}", op, capitalized_name(result),
-                       capitalized_name(out.dtype())));
+           fmt::format("{}: result type {} can't be cast to the desired output type {}", op, c10_type_name(result),
+                       c10_type_name(out.dtype())));
 }
 
 void check_no_internal_overlap(const Tensor& out) {

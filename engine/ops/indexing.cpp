@@ -146,12 +146,6 @@ struct ScatterAdd {
   }
 };
 
-// "Long", "Float", ... as c10 prints a ScalarType.
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {

@@ -24,12 +24,6 @@ namespace {
 
 // ---- PyTorch's spellings of dtypes in messages ----
 
-// c10::ScalarType's name: "Float", "Double", "Long"...
-std::string_view torch_scalar_name(ScalarType t) {
-  std::string_view legacy = legacy_tensor_type_name(t);  // "FloatTensor"
-  return legacy.substr(0, legacy.size() - std::string_view("Tensor").size());
-}
-
 // caffe2::TypeMeta's name, used by PyTorch's mm dtype message: "float", "double"...
 std::string_view torch_cpp_type_name(ScalarType t) {
   switch (t) {
@@ -51,7 +45,7 @@ bool has_product_kernel(ScalarType t) {
 
 // PyTorch names the kernel that lacks the dtype: "addmm_impl_cpu_", "bmm", "dot"...
 void check_product_dtype(ScalarType t, std::string_view kernel_name) {
-  GD_CHECK(has_product_kernel(t), fmt::format("\"{}\" not implemented for '{}'", kernel_name, torch_scalar_name(t)));
+  GD_CHECK(has_product_kernel(t), fmt::format("\"{}\" not implemented for '{}'", kernel_name, c10_type_name(t)));
 }
 
 // mm's dtype message (PyTorch 2's addmm text: it names both dtypes).
@@ -62,8 +56,8 @@ void check_mm_dtypes(const Tensor& a, const Tensor& b) {
 
 // bmm's and mv's dtype message.
 void check_same_scalar_type(ScalarType expected, ScalarType found) {
-  GD_CHECK(expected == found, fmt::format("expected scalar type {} but found {}", torch_scalar_name(expected),
-                                          torch_scalar_name(found)));
+  GD_CHECK(expected == found, fmt::format("expected scalar type {} but found {}", c10_type_name(expected),
+                                          c10_type_name(found)));
 }
 
 int64_t product(IntArrayRef sizes, size_t begin, size_t end) {
@@ -313,6 +307,50 @@ struct Mm {
   }
 };
 
+// beta * self + alpha * (a @ b), self broadcast to [n, p]: Linear's bias and
+// product in one node, as PyTorch records it (AddmmBackward0). beta = 0 ignores
+// self, NaN included, as in PyTorch.
+struct Addmm {
+  static constexpr std::string_view name = "AddmmBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+    ctx.save_for_backward(ctx.needs_input_grad(1) ? b : Tensor(), ctx.needs_input_grad(2) ? a : Tensor());
+    ctx.ints = {is_transposed_matrix(a) ? 1 : 0, is_transposed_matrix(b) ? 1 : 0};
+    ctx.shape = self.sizes().dims();
+    ctx.scalar = alpha;
+    ctx.real = beta.to<double>();
+    const DimVector out_sizes{a.sizes()[0], b.sizes()[1]};
+    const Tensor bias = self.expand(out_sizes);
+    Tensor out = product(matrix_operand(a, {}), matrix_operand(b, {}), {}, out_sizes, "addmm");
+    if (alpha.to<double>() != 1) out.mul_(alpha);
+    if (ctx.real != 0) out.add_(bias, beta);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [b, a] = ctx.saved<2>();
+    const Scalar alpha = ctx.scalar;
+    const bool unit_alpha = alpha.to<double>() == 1;
+    Tensor grad_self, grad_a, grad_b;
+    if (ctx.needs_input_grad(0)) grad_self = sum_to(ctx.real == 1 ? g : g * ctx.real, ctx.shape);
+    // In each input's layout, as Mm's backward.
+    if (ctx.needs_input_grad(1)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
+    if (ctx.needs_input_grad(2)) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
+    if (!unit_alpha) {
+      if (grad_a.defined()) grad_a = grad_a * alpha;
+      if (grad_b.defined()) grad_b = grad_b * alpha;
+    }
+    return {grad_self, grad_a, grad_b};
+  }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, const Tensor& a, const Tensor& b,
+                    Scalar beta, Scalar alpha) {
+    Tensor product_tangent = add_tangents(t[1].defined() ? t[1].mm(b) : Tensor(), t[2].defined() ? a.mm(t[2]) : Tensor());
+    if (product_tangent.defined() && alpha.to<double>() != 1) product_tangent = product_tangent * alpha;
+    Tensor self_tangent;
+    if (t[0].defined() && beta.to<double>() != 0)
+      self_tangent = (beta.to<double>() == 1 ? t[0] : t[0] * beta).expand(out.sizes());
+    return add_tangents(self_tangent, product_tangent);
+  }
+};
+
 // a [..., n, m] @ b [..., m, p] over broadcast batch dims (bmm: equal batch dims).
 // Gradients come back at the broadcast shape; the engine sums them to each input's.
 template <bool IsBmm>
@@ -398,7 +436,7 @@ void check_mv(const Tensor& a, const Tensor& v) {
 void check_dot(const Tensor& a, const Tensor& b) {
   GD_CHECK(a.dim() == 1 && b.dim() == 1, fmt::format("1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim()));
   GD_CHECK(a.dtype() == b.dtype(), fmt::format("dot : expected both vectors to have same dtype, but found {} and {}",
-                                               torch_scalar_name(a.dtype()), torch_scalar_name(b.dtype())));
+                                               c10_type_name(a.dtype()), c10_type_name(b.dtype())));
   GD_CHECK(a.numel() == b.numel(),
            fmt::format("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
                        "elements, but got {} and {} elements respectively",
@@ -436,6 +474,13 @@ Tensor broadcast_matmul(const Tensor& a, const Tensor& b) { return apply<Batched
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_mm(a, b);
   return apply<Mm>(a, b);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha) {
+  check_mm(mat1, mat2);
+  check_same_scalar_type(mat1.dtype(), self.dtype());
+  check_same_device(self, mat1, "addmm");
+  return apply<Addmm>(self, mat1, mat2, beta, alpha);
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
@@ -526,6 +571,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // ---- methods ----
 Tensor Tensor::matmul(const Tensor& other) const { return gradiens::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return gradiens::mm(*this, other); }
+Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha) const {
+  return gradiens::addmm(*this, mat1, mat2, beta, alpha);
+}
 Tensor Tensor::bmm(const Tensor& other) const { return gradiens::bmm(*this, other); }
 Tensor Tensor::mv(const Tensor& vec) const { return gradiens::mv(*this, vec); }
 Tensor Tensor::dot(const Tensor& other) const { return gradiens::dot(*this, other); }

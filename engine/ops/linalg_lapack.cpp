@@ -47,11 +47,6 @@ namespace {
 
 // ---- checks ----
 
-std::string_view torch_scalar_name(ScalarType t) {
-  std::string_view legacy = legacy_tensor_type_name(t);  // "FloatTensor" -> "Float"
-  return legacy.substr(0, legacy.size() - std::string_view("Tensor").size());
-}
-
 // PyTorch words the dtype errors of each function differently: most say
 // "Expected a floating point ..." for integers and "Low precision dtypes not
 // supported" for half; some name the missing CPU kernel instead
@@ -62,10 +57,10 @@ void check_dtype(const Tensor& A, std::string_view op, std::string_view integer_
   if (t == kFloat32 || t == kFloat64) return;
   bool half = t == kFloat16 || t == kBFloat16;
   std::string_view kernel = half ? half_kernel : integer_kernel;
-  if (!kernel.empty()) throw Error(fmt::format("\"{}\" not implemented for '{}'", kernel, torch_scalar_name(t)));
-  if (half) throw Error(fmt::format("{}: Low precision dtypes not supported. Got {}", op, torch_scalar_name(t)));
+  if (!kernel.empty()) throw Error(fmt::format("\"{}\" not implemented for '{}'", kernel, c10_type_name(t)));
+  if (half) throw Error(fmt::format("{}: Low precision dtypes not supported. Got {}", op, c10_type_name(t)));
   throw Error(
-      fmt::format("{}: Expected a floating point or complex tensor as input. Got {}", op, torch_scalar_name(t)));
+      fmt::format("{}: Expected a floating point or complex tensor as input. Got {}", op, c10_type_name(t)));
 }
 
 void check_matrix(const Tensor& A, std::string_view op, std::string_view name = "A") {
@@ -709,7 +704,7 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   check_dtype(A, "linalg.solve");
   GD_CHECK(A.dtype() == B.dtype(), fmt::format("linalg.solve: Expected A and B to have the same dtype, but found A of "
                                                "type {} and B of type {} instead",
-                                               torch_scalar_name(A.dtype()), torch_scalar_name(B.dtype())));
+                                               c10_type_name(A.dtype()), c10_type_name(B.dtype())));
   check_square(A, "linalg.solve");
   // B is a batch of vectors when it is 1-D or has A's shape without the last dim.
   bool vector_case = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == IntArrayRef(A.sizes().data(), B.dim()));

@@ -27,12 +27,6 @@ using kernels::cpu::elementwise_kernel;
 // ended up as a view of its input (repeating once) is copied.
 Tensor unaliased(const Tensor& out, const Tensor& x) { return out.storage() == x.storage() ? out.clone() : out; }
 
-// "Long", "Float", ... as c10 names a ScalarType in its dispatch errors.
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 // PyTorch's message for a dim given to an op on a 0-dim tensor that needs one.
 void check_has_dims(const Tensor& x, int64_t dim) {
   GD_CHECK(x.dim() > 0, fmt::format("Dimension specified as {} but tensor has no dimensions", dim));

@@ -16,12 +16,6 @@ namespace gradiens {
 
 namespace {
 
-// c10's spelling of a dtype in messages: "Float", "Double", "Long".
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));  // "FloatTensor"
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 // The GEMM-backed products need one dtype; PyTorch's kernels say it in these words.
 void check_same_dtype(const Tensor& a, const Tensor& b, std::string_view op) {
   GD_CHECK(a.dtype() == b.dtype(), fmt::format("{}: expected scalar type {} but found {}", op, c10_type_name(a.dtype()),

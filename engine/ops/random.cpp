@@ -90,21 +90,6 @@ namespace {
 
 using kernels::cpu::PhiloxState;
 
-// PyTorch's names in dispatch errors: "normal_kernel_cpu" not implemented for 'Long'.
-std::string_view torch_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    case ScalarType::Bool: return "Bool";
-  }
-  return "Unknown";
-}
-
 // A number as PyTorch's messages stream it (C++ ostream defaults: "2", "3e+38").
 std::string stream_number(double v) {
   std::ostringstream out;
@@ -114,7 +99,7 @@ std::string stream_number(double v) {
 
 void check_floating(ScalarType t, std::string_view kernel) {
   GD_CHECK(is_floating_point(t),
-           fmt::format("\"{}\" not implemented for '{}'", kernel, torch_type_name(t)));
+           fmt::format("\"{}\" not implemented for '{}'", kernel, c10_type_name(t)));
 }
 
 void check_normal_std(double std) {
@@ -230,7 +215,7 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
     GD_CHECK(to - from <= highest,
              fmt::format("uniform_ expects to-from <= std::numeric_limits<{}>::max(), but found to={} and from={} "
                          "which result in to-from to exceed the limit",
-                         torch_type_name(self.dtype()), stream_number(to), stream_number(from)));
+                         c10_type_name(self.dtype()), stream_number(to), stream_number(from)));
     const T low = static_cast<T>(from), high = static_cast<T>(to);
     if (self.device().is_cuda() && low < high) {
       fill_on_device<T>(self, generator, [&](const Tensor& dense, const GeneratorState& start) {
@@ -312,7 +297,7 @@ void check_randint_range(int64_t low, int64_t high, ScalarType dtype) {
     case ScalarType::Int64:
     case ScalarType::Float32:
     case ScalarType::Float64: break;
-    default: GD_CHECK(false, fmt::format("\"random_from_to\" not implemented for '{}'", torch_type_name(dtype)));
+    default: GD_CHECK(false, fmt::format("\"random_from_to\" not implemented for '{}'", c10_type_name(dtype)));
   }
 }
 
@@ -333,7 +318,7 @@ void check_randperm_size(int64_t n, ScalarType dtype) {
       break;
     case ScalarType::BFloat16:  // PyTorch 1.13 has no bound for bfloat16 (values past 256 repeat)
     case ScalarType::Int64: break;
-    default: GD_CHECK(false, fmt::format("\"randperm\" not implemented for '{}'", torch_type_name(dtype)));
+    default: GD_CHECK(false, fmt::format("\"randperm\" not implemented for '{}'", c10_type_name(dtype)));
   }
 }
 
@@ -505,7 +490,7 @@ Tensor bernoulli_samples(IntArrayRef sizes, Generator& generator, Probability pr
 // The probabilities as contiguous float64, each checked to lie in [0, 1] (NaN does not).
 Tensor checked_probabilities(const Tensor& p, IntArrayRef sizes) {
   GD_CHECK(p.is_floating_point(),
-           fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'", torch_type_name(p.dtype())));
+           fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'", c10_type_name(p.dtype())));
   Tensor p64 = p.to(kFloat64).expand(sizes).contiguous();
   const double* v = p64.cpu_data_ptr<double>();
   for (int64_t i = 0; i < p64.numel(); ++i)
@@ -636,7 +621,7 @@ Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replac
   const Tensor& self = probabilities;
   GD_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
   GD_CHECK(self.is_floating_point(), fmt::format("multinomial only supports floating-point dtypes for input, got: {}",
-                                                 torch_type_name(self.dtype())));
+                                                 c10_type_name(self.dtype())));
   GD_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
   const int64_t categories = self.size(-1);
   GD_CHECK(replacement || num_samples <= categories,

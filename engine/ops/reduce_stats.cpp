@@ -163,12 +163,6 @@ struct Norm {
   }
 };
 
-// "Long", "Float", ... as c10 prints a ScalarType.
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 }  // namespace
 
 // Two-pass: the mean first, then the squared deviations; a divisor of

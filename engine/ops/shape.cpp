@@ -598,6 +598,11 @@ std::vector<Tensor> Tensor::unbind(int64_t d) const {
   return out;
 }
 
+indexing::TensorIndex::TensorIndex(const char* str) : value_(Ellipsis) {
+  GD_CHECK(std::string_view(str) == "...",
+           fmt::format("Expected \"...\" to represent an ellipsis index, but got \"{}\"", str));
+}
+
 Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
   return index(std::vector<indexing::TensorIndex>(indices));
 }
@@ -627,19 +632,30 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
   GD_CHECK(consumed <= self.dim(), fmt::format("too many indices for tensor of dimension {}", self.dim()));
   BasicIndexing out{self, {}};
   Tensor& view = out.view;
-  int64_t d = 0;  // current dim of `view`
+  int64_t d = 0;         // current dim of `view`
+  int64_t self_dim = 0;  // the dim of `self` it came from, which libtorch's messages name
+  // An integer index, checked with libtorch's message.
+  auto select = [&](int64_t i) {
+    const int64_t size = view.size(d);
+    GD_CHECK(i >= -size && i < size,
+             fmt::format("index {} is out of bounds for dimension {} with size {}", i, self_dim, size));
+    view = view.select(d, i);
+    ++self_dim;
+  };
   for (const auto& idx : indices) {
     const auto& v = idx.value();
     if (auto* i = std::get_if<int64_t>(&v)) {
-      view = view.select(d, *i);
+      select(*i);
     } else if (auto* s = std::get_if<Slice>(&v)) {
       view = view.slice(d, s->start, s->stop, s->step);
       ++d;
+      ++self_dim;
     } else if (std::holds_alternative<NoneType>(v)) {
       view = view.unsqueeze(d);
       ++d;
     } else if (std::holds_alternative<EllipsisType>(v)) {
       d += self.dim() - consumed;
+      self_dim += self.dim() - consumed;
     } else if (auto* b = std::get_if<bool>(&v)) {
       // x[True] adds a dim indexed by [0], x[False] one indexed by [] (an advanced index).
       view = view.unsqueeze(d);
@@ -653,10 +669,11 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
         out.tensors.push_back({d, t.reshape({1})});
         ++d;
       } else if (t.dim() == 0) {
-        view = view.select(d, t.item<int64_t>());
+        select(t.item<int64_t>());
       } else {
         out.tensors.push_back({d, t});
         d += is_mask(t) ? t.dim() : 1;
+        self_dim += is_mask(t) ? t.dim() : 1;
       }
     }
   }
@@ -665,6 +682,7 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
 
 // A view unless the list holds an advanced index: a bool, or a tensor other than a 0-dim integer one.
 Tensor Tensor::index(const std::vector<indexing::TensorIndex>& indices) const {
+  GD_CHECK(!indices.empty(), "Passing an empty index list to Tensor::index() is not valid syntax");
   for (const auto& idx : indices) {
     const auto& v = idx.value();
     if (std::holds_alternative<bool>(v)) return index_with_tensors(*this, indices);

@@ -38,12 +38,6 @@ void check_dense(const Tensor& t, std::string_view op, std::string_view arg) {
   GD_CHECK(!is_sparse(t), fmt::format("{}: expected a dense tensor for {}, but got a sparse tensor", op, arg));
 }
 
-// "Long", "Double", ... as c10 prints a ScalarType.
-std::string c10_type_name(ScalarType t) {
-  std::string name(legacy_tensor_type_name(t));
-  return name.substr(0, name.size() - std::string_view("Tensor").size());
-}
-
 // Builds the tensor without re-checking the indices (callers made them valid).
 Tensor make_sparse(Tensor indices, Tensor values, IntArrayRef size, bool coalesced) {
   // Empty storage: nothing can be read through the dense view of a sparse tensor.

@@ -17,12 +17,6 @@ namespace {
 // The dtype a data kind implies on its own (floating data: the default dtype).
 ScalarType natural_dtype(ScalarType stored) { return is_floating_point(stored) ? kFloat32 : stored; }
 
-std::optional<ScalarType> combine(std::optional<ScalarType> a, std::optional<ScalarType> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return promote_types(*a, *b);
-}
-
 // Sizes as libtorch's messages print a std::vector: space-separated.
 std::string sizes_string(const DimVector& sizes) {
   std::string out;
@@ -37,13 +31,15 @@ std::string sizes_string(const DimVector& sizes) {
 
 TensorDataContainer::TensorDataContainer() : kind_(Kind::List), sizes_{0} {}
 
-TensorDataContainer::TensorDataContainer(Scalar value, ScalarType dtype)
-    : kind_(Kind::Scalar), scalar_(value), dtype_(dtype) {}
+TensorDataContainer::TensorDataContainer(Scalar value, ScalarType dtype, ScalarType element)
+    : kind_(Kind::Scalar), scalar_(value), dtype_(dtype), element_(element) {}
 
-TensorDataContainer::TensorDataContainer(Tensor values)
-    : kind_(Kind::Values), values_(std::move(values)), sizes_{values_.numel()} {
-  if (values_.numel() > 0) dtype_ = natural_dtype(values_.dtype());
-}
+TensorDataContainer::TensorDataContainer(Tensor values, ScalarType element)
+    : kind_(Kind::Values),
+      values_(std::move(values)),
+      sizes_{values_.numel()},
+      dtype_(natural_dtype(values_.dtype())),
+      element_(element) {}
 
 TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContainer> list)
     : kind_(Kind::List), list_(list) {
@@ -57,8 +53,13 @@ TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContain
               << "), but got sub-list " << element << " with sizes: " << sizes_string(element.sizes());
       throw Error(message.str());
     }
-    dtype_ = combine(dtype_, element.dtype_);
+    if (element.element_ && first.element_ && element.element_ != first.element_)
+      throw Error(fmt::format("Expected all elements of the tensor to have the same scalar type: {}, but got element "
+                              "of scalar type: {}",
+                              c10_type_name(*first.element_), c10_type_name(*element.element_)));
   }
+  dtype_ = first.dtype_;
+  element_ = first.element_;
   for (int64_t s : first.sizes()) sizes_.push_back(s);
 }
 

@@ -33,21 +33,6 @@ Reduction reduction_from_name(std::string_view name) {
 namespace functional {
 namespace {
 
-// The names PyTorch's dtype errors use ("expected scalar type Long but found Int").
-std::string_view c10_name(ScalarType t) {
-  switch (t) {
-    case kFloat32: return "Float";
-    case kFloat64: return "Double";
-    case kFloat16: return "Half";
-    case kBFloat16: return "BFloat16";
-    case kInt32: return "Int";
-    case kInt64: return "Long";
-    case kUInt8: return "Byte";
-    case kBool: return "Bool";
-  }
-  return "Unknown";
-}
-
 std::string sizes_string(IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
 // Every loss but kl_div reduces this way; kBatchMean belongs to kl_div alone.
@@ -62,7 +47,7 @@ Tensor reduce(const Tensor& loss, Reduction reduction) {
 }
 
 void check_floating(const Tensor& t, std::string_view kernel) {
-  GD_CHECK(t.is_floating_point(), fmt::format("\"{}\" not implemented for '{}'", kernel, c10_name(t.dtype())));
+  GD_CHECK(t.is_floating_point(), fmt::format("\"{}\" not implemented for '{}'", kernel, c10_type_name(t.dtype())));
 }
 
 // ---- class-index targets ----
@@ -113,12 +98,12 @@ void check_nll_shapes(const Tensor& input, const Tensor& target, const Tensor& w
 
 void check_index_target_dtype(const Tensor& target) {
   GD_CHECK(target.dtype() == kInt64 || target.dtype() == kUInt8,
-           fmt::format("expected scalar type Long but found {}", c10_name(target.dtype())));
+           fmt::format("expected scalar type Long but found {}", c10_type_name(target.dtype())));
 }
 
 void check_weight_dtype(const Tensor& input, const Tensor& weight) {
   GD_CHECK(!weight.defined() || weight.dtype() == input.dtype(),
-           fmt::format("expected scalar type {} but found {}", c10_name(input.dtype()), c10_name(weight.dtype())));
+           fmt::format("expected scalar type {} but found {}", c10_type_name(input.dtype()), c10_type_name(weight.dtype())));
 }
 
 // What nll_loss and cross_entropy's smoothing term share about a class-index
@@ -193,7 +178,7 @@ Tensor class_weight_view(const Tensor& weight, int64_t dim) {
 Tensor cross_entropy_probabilities(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& o) {
   GD_CHECK(target.is_floating_point(), fmt::format("Expected floating point type for target with class "
                                                    "probabilities, got {}",
-                                                   c10_name(target.dtype())));
+                                                   c10_type_name(target.dtype())));
   GD_CHECK(o.ignore_index() < 0, "ignore_index is not supported for floating point target");
   check_label_smoothing(o.label_smoothing());
   GD_CHECK(input.dim() >= 1, fmt::format("Expected 1 or more dimensions (got {})", input.dim()));
@@ -281,7 +266,7 @@ struct LogSigmoid {
 void check_regression_dtypes(const Tensor& input, const Tensor& target, std::string_view kernel) {
   if (!input.is_floating_point() && !target.is_floating_point())
     throw Error(fmt::format("\"{}\" not implemented for '{}'", kernel,
-                            c10_name(promote_types(input.dtype(), target.dtype()))));
+                            c10_type_name(promote_types(input.dtype(), target.dtype()))));
 }
 
 }  // namespace
@@ -315,8 +300,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Bin
                        "ensure they have the same size.",
                        sizes_string(target.sizes()), sizes_string(input.sizes())));
   check_floating(input, "binary_cross_entropy");
-  GD_CHECK(target.dtype() == input.dtype(), fmt::format("Found dtype {} but expected {}", c10_name(target.dtype()),
-                                                        c10_name(input.dtype())));
+  GD_CHECK(target.dtype() == input.dtype(), fmt::format("Found dtype {} but expected {}", c10_type_name(target.dtype()),
+                                                        c10_type_name(input.dtype())));
   check_weight_dtype(input, options.weight());
   // NaN fails both comparisons, so it is rejected too, as in PyTorch.
   GD_CHECK(((input >= 0) & (input <= 1)).all().item<bool>(), "all elements of input should be between 0 and 1");
@@ -331,7 +316,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                                         sizes_string(target.sizes()), sizes_string(input.sizes())));
   check_floating(input, "binary_cross_entropy_with_logits");
   GD_CHECK(target.is_floating_point(), fmt::format("result type {} can't be cast to the desired output type {}",
-                                                   c10_name(input.dtype()), c10_name(target.dtype())));
+                                                   c10_type_name(input.dtype()), c10_type_name(target.dtype())));
   check_weight_dtype(input, options.weight());
   check_weight_dtype(input, options.pos_weight());
   // (1 - y) x + l * softplus(-x) with l = 1 + (p - 1) y; softplus(-x) = -log_sigmoid(x).

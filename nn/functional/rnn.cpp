@@ -12,6 +12,7 @@
 #include "kernels/cpu/vector_math.h"
 #include "kernels/error.h"
 #include "kernels/scalar_type.h"
+#include "nn/functional/linear.h"
 
 namespace gradiens::nn::functional {
 
@@ -279,11 +280,6 @@ struct GruCellPointwise {
     return {cat({dr, dz, dn}, 1), cat({dr, dz, dn * r}, 1), grad * z};
   }
 };
-
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
-  Tensor y = x.matmul(w.t());
-  return b.defined() ? y + b : y;
-}
 
 // ATen's check_rnn_cell_forward_input / check_rnn_cell_forward_hidden, which
 // report size(1) (the feature size of a 2-D tensor).

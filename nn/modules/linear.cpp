@@ -7,6 +7,7 @@
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
+#include "nn/functional/linear.h"
 
 namespace gradiens::nn {
 
@@ -42,10 +43,7 @@ void LinearImpl::reset_parameters() { reset_linear_parameters(weight, bias, opti
 
 // matmul's own check gives PyTorch's message for a wrong in_features
 // ("mat1 and mat2 shapes cannot be multiplied (4x6 and 5x3)").
-Tensor LinearImpl::forward(const Tensor& input) {
-  Tensor y = input.matmul(weight.t());
-  return bias.defined() ? y + bias : y;
-}
+Tensor LinearImpl::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
 
 std::string LinearImpl::extra_repr() const { return linear_repr(options, bias.defined()); }
 

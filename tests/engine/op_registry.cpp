@@ -331,6 +331,10 @@ std::vector<OpInfo> build_table() {
 
       // ---- products (engine/ops/linalg.cpp) ----
       binary("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, in({2, 3}), in({3, 4}), kWithDims),
+      {"addmm (bias row, beta, alpha)", [](const V& x) { return V{addmm(x[0], x[1], x[2], 0.5, 2)}; },
+       {in({4}), in({2, 3}), in({3, 4})}, kWithDims, {}},
+      {"addmm (full self)", [](const V& x) { return V{addmm(x[0], x[1], x[2])}; }, {in({2, 4}), in({2, 3}), in({3, 4})},
+       kWithDims, {}},
       binary("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, in({2, 2, 3}), in({2, 3, 2}),
              kWithDims),
       binary("mv", [](const Tensor& a, const Tensor& v) { return mv(a, v); }, in({2, 3}), in({3}), kWithDims),

@@ -1,5 +1,5 @@
 // Tests for gradiens::tensor(data, options): shapes, values, dtype inference
-// (libtorch's torch::tensor, and torch.tensor for mixed lists) and the errors.
+// (libtorch's torch::tensor) and the errors.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -51,9 +51,9 @@ TEST_CASE("tensor: shapes and values") {
 }
 
 TEST_CASE("tensor: dtype inference") {
-  // libtorch: floating data -> the default dtype, integers -> int64, bool -> bool;
-  // torch.tensor for mixed lists: torch.tensor([1, 2.5]).dtype is float32 and
-  // torch.tensor([True, 2]).dtype is int64.
+  // libtorch: floating data -> the default dtype, integers -> int64, bool -> bool,
+  // an empty vector -> its element type's (a braced list mixing types is an
+  // error, below).
   // clang-format off
   CHECK(gd::tensor({1., 2.}).dtype() == gd::kFloat32);
   CHECK(gd::tensor({1.f, 2.f}).dtype() == gd::kFloat32);
@@ -63,10 +63,11 @@ TEST_CASE("tensor: dtype inference") {
   CHECK(gd::tensor(3.5).dtype() == gd::kFloat32);
   CHECK(gd::tensor(3).dtype() == gd::kInt64);
   CHECK(gd::tensor(true).dtype() == gd::kBool);
-  CHECK(gd::tensor({1, 2.5}).dtype() == gd::kFloat32);
-  CHECK(gd::tensor({{1, 2}, {3.5, 4}}).dtype() == gd::kFloat32);
-  CHECK(gd::tensor({true, 2}).dtype() == gd::kInt64);
   CHECK(gd::tensor({}).dtype() == gd::kFloat32);
+  CHECK(gd::tensor(std::vector<int64_t>{}).dtype() == gd::kInt64);          // libtorch: Long, not the default dtype
+  CHECK(gd::tensor(std::vector<int>{}).dtype() == gd::kInt64);
+  CHECK(gd::tensor(std::vector<bool>{}).dtype() == gd::kBool);
+  CHECK(gd::tensor(std::vector<double>{}).dtype() == gd::kFloat32);
   CHECK(gd::tensor(std::vector<double>{1, 2}).dtype() == gd::kFloat32);   // libtorch: std::vector<double> -> default dtype
   CHECK(gd::tensor(std::vector<int>{1, 2}).dtype() == gd::kInt64);
   CHECK(gd::tensor(std::vector<int64_t>{1, 2}).dtype() == gd::kInt64);
@@ -107,7 +108,24 @@ TEST_CASE("tensor: ragged lists are errors with libtorch's message") {
   CHECK_THROWS_WITH_AS(gd::tensor({{{1, 2}, {3, 4}}, {{1, 2}}}),
                        "Expected all sub-lists to have sizes: 2 2 (e.g. {{1, 2}, {3, 4}}), but got sub-list {{1, 2}} with sizes: 1 2",
                        gd::Error);
-  CHECK_THROWS_WITH_AS(gd::tensor({{1.5, 2}, 3}),
-                       "Expected all sub-lists to have sizes: 2 (e.g. {1.5, 2}), but got sub-list 3 with sizes: ", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::tensor({{1.5, 2.5}, 3.5}),
+                       "Expected all sub-lists to have sizes: 2 (e.g. {1.5, 2.5}), but got sub-list 3.5 with sizes: ", gd::Error);
+  // clang-format on
+}
+
+TEST_CASE("tensor: a braced list mixing element types is an error, as in libtorch") {
+  // libtorch's tests (TensorTest.MultidimTensorCtor, v1.9): the C++ types themselves
+  // must agree (int is Int, double Double), not only their kinds.
+  // clang-format off
+  CHECK_THROWS_WITH_AS(gd::tensor({{{1, 2.0}, {1, 2.0}}}),
+                       "Expected all elements of the tensor to have the same scalar type: Int, but got element of scalar type: Double", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::tensor({{{true, 2.0, 3}, {true, 2.0, 3}}}),
+                       "Expected all elements of the tensor to have the same scalar type: Bool, but got element of scalar type: Double", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::tensor({1, int64_t{2}}),
+                       "Expected all elements of the tensor to have the same scalar type: Int, but got element of scalar type: Long", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::tensor({{1, 2}, {3.5, 4.5}}),
+                       "Expected all elements of the tensor to have the same scalar type: Int, but got element of scalar type: Double", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::tensor({1.f, 2.0}),
+                       "Expected all elements of the tensor to have the same scalar type: Float, but got element of scalar type: Double", gd::Error);
   // clang-format on
 }

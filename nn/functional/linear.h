@@ -1,0 +1,15 @@
+// nn::functional::linear: y = x W^T + b, the product behind nn::Linear, as
+// torch::nn::functional::linear.
+#pragma once
+
+#include "engine/tensor.h"
+
+namespace gradiens::nn::functional {
+
+// input [..., in], weight [out, in], bias [out] or undefined. As in PyTorch, a
+// 2-D input takes one addmm (grad_fn AddmmBackward0), a contiguous 3-D one an
+// addmm over its rows viewed back (ViewBackward0), any other matmul and then
+// the bias.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
+
+}  // namespace gradiens::nn::functional

@@ -1,0 +1,154 @@
+// Behaviours an outside suite (libtorch's own C++ API tests) found differing
+// from libtorch: indexing spellings and messages, contiguity of empty tensors,
+// views taken without grad mode, to(options), hooks, detach_ on views, module
+// ownership, and Linear's addmm node. Expected values are PyTorch 1.13's
+// (python3, noted beside each) or libtorch's test expectations.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/node.h"
+#include "gradiens.h"
+#include "tests/engine/op_registry.h"
+
+namespace gd = gradiens;
+using gd::Tensor;
+using gd::indexing::None;
+using gd::indexing::Slice;
+using gd::testing::error_of;
+using gd::testing::value_mismatch;
+
+namespace {
+std::vector<int64_t> shape(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
+}  // namespace
+
+TEST_CASE("index: the string \"...\" is Ellipsis, as in libtorch") {
+  const Tensor x = gd::zeros({2, 3, 4, 5});
+  CHECK(shape(x.index({"...", None})) == std::vector<int64_t>{2, 3, 4, 5, 1});  // x[..., None].shape
+  CHECK(shape(x.index({0, "...", 1})) == std::vector<int64_t>{3, 4});
+  CHECK(error_of([&] { x.index({"..x"}); }) == "Expected \"...\" to represent an ellipsis index, but got \"..x\"");
+}
+
+TEST_CASE("index: an empty index list is an error, and out-of-range messages name the tensor's own dim") {
+  Tensor x = gd::zeros({2, 3, 4, 5});
+  CHECK(error_of([&] { x.index({}); }) == "Passing an empty index list to Tensor::index() is not valid syntax");
+  CHECK(error_of([&] { x.index_put_({}, 1.0); }) ==
+        "Passing an empty index list to Tensor::index_put_() is not valid syntax");
+  // python3: torch.zeros(2, 3, 4, 5)[0, 7] and friends raise IndexError with these texts.
+  CHECK(error_of([&] { x.index({0, 7}); }) == "index 7 is out of bounds for dimension 1 with size 3");
+  CHECK(error_of([&] { x.index({7}); }) == "index 7 is out of bounds for dimension 0 with size 2");
+  CHECK(error_of([&] { x.index({0, Slice(), 9}); }) == "index 9 is out of bounds for dimension 2 with size 4");
+  CHECK(error_of([&] { x.index({"...", -6}); }) == "index -6 is out of bounds for dimension 3 with size 5");
+  CHECK(error_of([&] { x.index({None, 1, None, 3}); }) == "index 3 is out of bounds for dimension 1 with size 3");
+  CHECK(shape(x.index({-2, -3, -4, -5})).empty());  // negative indices in range still work
+}
+
+TEST_CASE("every empty tensor is contiguous, whatever its strides") {
+  // python3: torch.empty(0, 3).t().is_contiguous() and torch.empty(2, 0, 3).transpose(0, 2).is_contiguous() are True.
+  CHECK(gd::empty({0, 3}).t().is_contiguous());
+  CHECK(gd::empty({2, 0, 3}).transpose(0, 2).is_contiguous());
+  CHECK_FALSE(gd::empty({2, 3}).t().is_contiguous());
+}
+
+TEST_CASE("a view taken with grad mode off of a tensor that requires grad requires grad") {
+  // python3: x = torch.ones(2, 3, requires_grad=True); with torch.no_grad(): v = x.view(3, 2)
+  // -> v.requires_grad True, v.is_leaf True, v.grad_fn None; (v * 2).sum().backward() leaves x.grad None.
+  Tensor x = gd::ones({2, 3}).requires_grad_();
+  Tensor v;
+  {
+    gd::NoGradGuard no_grad;
+    v = x.view({3, 2});
+  }
+  CHECK(v.requires_grad());
+  CHECK(v.is_leaf());
+  CHECK(v.grad_fn() == nullptr);
+  (v * 2).sum().backward();
+  CHECK_FALSE(x.grad().defined());
+  // A view of a tensor that does not require grad does not.
+  Tensor plain;
+  {
+    gd::NoGradGuard no_grad;
+    plain = gd::ones({4}).view({2, 2});
+  }
+  CHECK_FALSE(plain.requires_grad());
+  CHECK_FALSE(x.detach().requires_grad());
+}
+
+TEST_CASE("to(options) refuses options that set requires_grad, as libtorch") {
+  // libtorch's TensorTest.ToOptionsWithRequiresGrad.
+  Tensor x = gd::empty({3, 4}, gd::requires_grad());
+  CHECK(x.to(gd::kFloat64).requires_grad());
+  CHECK(error_of([&] { x.to(gd::TensorOptions().requires_grad(true)); }) ==
+        "to(options) expects unset requires_grad flag, but got options.requires_grad set as true");
+  CHECK(error_of([&] { gd::empty({2}).to(gd::TensorOptions().requires_grad(false)); }) ==
+        "to(options) expects unset requires_grad flag, but got options.requires_grad set as false");
+  CHECK(gd::empty({2}).to(gd::TensorOptions().dtype(gd::kFloat64)).dtype() == gd::kFloat64);
+}
+
+TEST_CASE("remove_hook with a handle the tensor never gave is an error") {
+  Tensor x = gd::ones({2}).requires_grad_();
+  const unsigned handle = x.register_hook([](const Tensor& g) { return g * 2; });
+  x.remove_hook(handle);
+  x.remove_hook(handle);  // removing it again is harmless, as in libtorch
+  CHECK(error_of([&] { x.remove_hook(handle + 1000); }) ==
+        fmt::format("Invalid index, no hook at position {}", handle + 1000));
+  CHECK(error_of([&] { gd::ones({2}).remove_hook(0); }) == "Invalid index, no hook at position 0");
+  (x * 3).sum().backward();
+  CHECK(value_mismatch(x.grad(), gd::full({2}, 3.0)) == "");  // the removed hook did not double it
+}
+
+TEST_CASE("detach_ on a view is an error, as in PyTorch") {
+  const std::string message = error_of([] {
+    Tensor y = gd::ones({4}).requires_grad_() * 1;
+    Tensor v = y.view({2, 2});
+    v.detach_();
+  });
+  CHECK(message.rfind("Can't detach views in-place. Use detach() instead.", 0) == 0);
+  Tensor y = gd::ones({4}).requires_grad_() * 1;
+  y.detach_();
+  CHECK_FALSE(y.requires_grad());
+  CHECK(y.is_leaf());
+}
+
+TEST_CASE("a module not held by a shared_ptr gives an Error, not std::bad_weak_ptr") {
+  gd::nn::LinearImpl on_stack(3, 2);
+  CHECK(error_of([&] { on_stack.modules(); }).rfind(
+            "It looks like you attempted to retrieve your top-level module as a shared_ptr", 0) == 0);
+  CHECK(on_stack.modules(/*include_self=*/false).empty());
+  CHECK(on_stack.parameters().size() == 2);
+}
+
+TEST_CASE("addmm and Linear's node match PyTorch") {
+  // python3, float64: torch.addmm(b, a, m, beta=0.5, alpha=2) and its backward with seed g.
+  const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
+  Tensor b = gd::tensor({0.5, -1.0, 2.0}, f64).requires_grad_();
+  Tensor a = gd::tensor({{1., 2.}, {3., -4.}}, f64).requires_grad_();
+  Tensor m = gd::tensor({{0.5, 1., -1.5}, {2., 0.25, 1.}}, f64).requires_grad_();
+  Tensor y = gd::addmm(b, a, m, 0.5, 2);
+  CHECK(y.grad_fn()->name() == "AddmmBackward0");
+  CHECK(value_mismatch(y, gd::tensor({{9.25, 2.5, 2.0}, {-12.75, 3.5, -16.0}}, f64)) == "");
+  y.backward(gd::tensor({{1., 2., 3.}, {-1., 0.5, 2.}}, f64));
+  CHECK(value_mismatch(b.grad(), gd::tensor({0.0, 1.25, 2.5}, f64)) == "");
+  CHECK(value_mismatch(a.grad(), gd::tensor({{-4.0, 11.0}, {-6.0, 0.25}}, f64)) == "");
+  CHECK(value_mismatch(m.grad(), gd::tensor({{-4.0, 7.0, 18.0}, {12.0, 4.0, -4.0}}, f64)) == "");
+  // beta = 0 ignores self, NaN included: torch.addmm(nan_bias, a, m, beta=0).
+  const Tensor nan_bias = gd::full({3}, std::numeric_limits<double>::quiet_NaN(), f64);
+  CHECK(value_mismatch(gd::addmm(nan_bias, a.detach(), m.detach(), 0),
+                       gd::tensor({{4.5, 1.5, 0.5}, {-6.5, 2.0, -8.5}}, f64)) == "");
+  // python3: nn.Linear(3, 2) on [4, 3], [4, 1, 3] and [3] inputs: AddmmBackward0,
+  // ViewBackward0, AddBackward0; without a bias MmBackward0.
+  gd::nn::Linear linear(3, 2);
+  CHECK(linear->forward(gd::ones({4, 3})).grad_fn()->name() == "AddmmBackward0");
+  CHECK(linear->forward(gd::ones({4, 1, 3})).grad_fn()->name() == "ViewBackward0");
+  CHECK(linear->forward(gd::ones({3})).grad_fn()->name() == "AddBackward0");
+  gd::nn::Linear no_bias(gd::nn::LinearOptions(3, 2).bias(false));
+  CHECK(no_bias->forward(gd::ones({4, 3})).grad_fn()->name() == "MmBackward0");
+  // The folded 3-D path gives what the 2-D one gives, row by row.
+  const Tensor x3 = gd::testing::sample({4, 2, 3}, -1, 1, 5, gd::kFloat32);
+  CHECK(value_mismatch(linear->forward(x3), linear->forward(x3.reshape({8, 3})).reshape({4, 2, 2})) == "");
+}
