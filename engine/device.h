@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -33,5 +34,8 @@ class Device {
   DeviceType type_;
   int index_;
 };
+
+// Prints str() ("cpu", "cuda:0"), as libtorch's operator<< for a Device.
+std::ostream& operator<<(std::ostream& out, const Device& device);
 
 }  // namespace gradiens

@@ -49,6 +49,9 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, Scalar b, Scalar alpha = 1);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, Scalar b);
+// multiply is mul's alias, as in PyTorch.
+Tensor multiply(const Tensor& a, const Tensor& b);
+Tensor multiply(const Tensor& a, Scalar b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, Scalar b);
 Tensor pow(const Tensor& base, const Tensor& exponent);
@@ -62,6 +65,9 @@ Tensor clamp_max(const Tensor& x, Scalar max);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+// Both branches numbers: the result's dtype is theirs (the default dtype for
+// floating ones, int64 for integers, bool for two bools), as torch.where.
+Tensor where(const Tensor& condition, Scalar a, Scalar b);
 
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor eq(const Tensor& a, Scalar b);
@@ -129,6 +135,19 @@ Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::null
            bool keepdim = false);
 Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1,
            bool keepdim = false);
+// libtorch's spellings (Tensor::var(bool) and Tensor::var(dims, unbiased, keepdim)).
+Tensor var(const Tensor& x, bool unbiased);
+Tensor std(const Tensor& x, bool unbiased);
+template <class Bool>
+  requires std::same_as<Bool, bool>
+Tensor var(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
+  return x.var(dims, unbiased, keepdim);
+}
+template <class Bool>
+  requires std::same_as<Bool, bool>
+Tensor std(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
+  return x.std(dims, unbiased, keepdim);
+}
 Tensor norm(const Tensor& x, Scalar p = 2);
 Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
@@ -162,8 +181,12 @@ Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// The sum of a matrix's diagonal (integers sum to int64).
+Tensor trace(const Tensor& x);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split_sizes, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 
@@ -197,6 +220,9 @@ std::vector<Tensor> where(const Tensor& condition);
 
 // ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+// repeats [n] alone: each index i repeated repeats[i] times ([1, 2] gives [0, 1, 1]).
+Tensor repeat_interleave(const Tensor& repeats);
 Tensor tile(const Tensor& x, IntArrayRef dims);
 Tensor flip(const Tensor& x, IntArrayRef dims);
 Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
@@ -207,6 +233,8 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1
 Tensor median(const Tensor& x);
 std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
 Tensor quantile(const Tensor& x, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                std::string_view interpolation = "linear");
+Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
                 std::string_view interpolation = "linear");
 Tensor cumsum(const Tensor& x, int64_t dim);
 Tensor cumprod(const Tensor& x, int64_t dim);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <ostream>
+
 #include "engine/dims.h"
 #include "engine/functions.h"
 
@@ -31,6 +33,8 @@ std::string Device::str() const {
   if (type_ == DeviceType::CPU) return "cpu";
   return index_ < 0 ? "cuda" : fmt::format("cuda:{}", index_);
 }
+
+std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.str(); }
 
 void TensorImpl::throw_no_dense_data() {
   throw Error("this tensor has no dense data: it is a sparse COO tensor (or made from one), which dense ops do not "

@@ -3,6 +3,7 @@
 // defined beside its op in engine/ops/<family>.cpp.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -107,6 +108,8 @@ class Tensor {
   // 5-d NDHWC), otherwise Contiguous, as PyTorch's suggest_memory_format.
   MemoryFormat suggest_memory_format() const;
   bool is_floating_point() const { return gradiens::is_floating_point(dtype()); }
+  // Whether the dtype holds negative values (not bool, not uint8), as libtorch's.
+  bool is_signed() const { return dtype() != kBool && dtype() != kUInt8; }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
   const Storage& storage() const { return checked().storage; }
@@ -151,6 +154,8 @@ class Tensor {
   // transposed or channels_last one) and makes any other row-major, as PyTorch.
   Tensor clone(MemoryFormat memory_format = MemoryFormat::Preserve) const;
   Tensor detach() const;
+  // libtorch's Tensor::data(): the same storage without autograd history (detach()).
+  Tensor data() const { return detach(); }
   Tensor& detach_();
   // Replaces this tensor's storage, geometry and dtype with new_data's, keeping
   // its identity and autograd flags (PyTorch's `param.data = ...`): how
@@ -203,6 +208,8 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   Tensor t() const;
+  // The dims reversed (libtorch's T(); t() for a matrix).
+  Tensor T() const;
   Tensor mT() const;
   Tensor permute(IntArrayRef dims) const;
   Tensor expand(IntArrayRef sizes) const;
@@ -214,10 +221,12 @@ class Tensor {
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor trace() const;
   Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
 
@@ -228,6 +237,9 @@ class Tensor {
   Tensor sub(Scalar other, Scalar alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor mul(Scalar other) const;
+  Tensor multiply(const Tensor& other) const;
+  Tensor multiply(Scalar other) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
   Tensor div(const Tensor& other) const;
   Tensor div(Scalar other) const;
   Tensor pow(const Tensor& exponent) const;
@@ -323,6 +335,21 @@ class Tensor {
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor var(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
   Tensor std(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
+  // libtorch's spellings: over every element (x.std(0) is this one, unbiased = false,
+  // as libtorch's overload resolution makes it), or over dims with a bool
+  // `unbiased` (a number there is the correction of the overloads above).
+  Tensor var(bool unbiased) const;
+  Tensor std(bool unbiased) const;
+  template <class Bool>
+    requires std::same_as<Bool, bool>
+  Tensor var(IntArrayRef dims, Bool unbiased, bool keepdim = false) const {
+    return var(std::optional<std::vector<int64_t>>(dims.vec()), unbiased ? 1.0 : 0.0, keepdim);
+  }
+  template <class Bool>
+    requires std::same_as<Bool, bool>
+  Tensor std(IntArrayRef dims, Bool unbiased, bool keepdim = false) const {
+    return std(std::optional<std::vector<int64_t>>(dims.vec()), unbiased ? 1.0 : 0.0, keepdim);
+  }
   Tensor norm(Scalar p = 2) const;
   Tensor norm(Scalar p, IntArrayRef dims, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;

@@ -1,9 +1,12 @@
-// Names and promotion rules of ScalarType, and the internal-error thrower.
+// Names, printing and promotion rules of ScalarType, the printing of sizes, and the internal-error thrower.
 #include "kernels/scalar_type.h"
 
+#include <fmt/format.h>
+
+#include <ostream>
 #include <string>
 
-#include <fmt/format.h>
+#include "kernels/small_vector.h"
 
 namespace gradiens {
 
@@ -47,6 +50,14 @@ std::string_view legacy_tensor_type_name(ScalarType t) {
 std::string c10_type_name(ScalarType t) {
   const std::string_view legacy = legacy_tensor_type_name(t);  // "FloatTensor"
   return std::string(legacy.substr(0, legacy.size() - std::string_view("Tensor").size()));
+}
+
+std::ostream& operator<<(std::ostream& out, ScalarType t) { return out << c10_type_name(t); }
+
+std::ostream& operator<<(std::ostream& out, IntArrayRef values) {
+  out << '[';
+  for (size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
+  return out << ']';
 }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,8 @@ std::string_view legacy_tensor_type_name(ScalarType t);
 // "Float", "Double", "Long", ... as c10 prints a ScalarType (libtorch's messages
 // and its operator<< for a dtype).
 std::string c10_type_name(ScalarType t);
+// Prints c10_type_name ("Float"), as libtorch's operator<< for a dtype.
+std::ostream& operator<<(std::ostream& out, ScalarType t);
 
 // PyTorch's promotion lattice for two dtypes of the same priority class:
 // bool < uint8 < int32 < int64 < floating; between two floating types the wider.

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <utility>
 #include <vector>
 
@@ -191,5 +192,8 @@ class IntArrayRef {
   const int64_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// "[2, 3]", as libtorch prints sizes (defined in kernels/scalar_type.cpp).
+std::ostream& operator<<(std::ostream& out, IntArrayRef values);
 
 }  // namespace gradiens

@@ -16,6 +16,7 @@
 #include "nn/modules/dropout.h"
 #include "nn/modules/embedding.h"
 #include "nn/modules/flatten.h"
+#include "nn/modules/functional.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/loss.h"
 #include "nn/modules/normalization.h"

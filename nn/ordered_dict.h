@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,6 +31,10 @@ class OrderedDict {
 
   OrderedDict() = default;
   explicit OrderedDict(std::string key_description) : key_description_(std::move(key_description)) {}
+  // OrderedDict<std::string, int> dict = {{"a", 1}, {"b", 2}}, as libtorch (a repeated key is an error).
+  OrderedDict(std::initializer_list<Item> items) {
+    for (const Item& item : items) insert(item.key(), item.value());
+  }
 
   // Adds a new entry; a key that is already present is an error, as in libtorch.
   Value& insert(Key key, Value value) {

@@ -172,7 +172,6 @@ class Trainer {
   }
 
   RunResult run() {
-    StopSignalGuard signals;
     start_ = Clock::now();
     if (options_.resume) restore();
     else begin_phase(/*restoring=*/false);
@@ -658,6 +657,9 @@ class Trainer {
   const json& train_config_;
   const json& metrics_config_;
   std::unique_ptr<IndexLoader> loader_;  // none for a PINN
+  // Installed before the metrics files exist, so that a SIGTERM sent once they
+  // appear (as a supervisor, or the test of it, does) always finds the handler.
+  StopSignalGuard signals_;
   CheckpointManager checkpoints_;
   MetricsLog log_;
   Progress progress_;

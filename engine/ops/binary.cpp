@@ -377,6 +377,10 @@ Tensor Tensor::sub(const Tensor& other, Scalar alpha) const { return gradiens::s
 Tensor Tensor::sub(Scalar other, Scalar alpha) const { return gradiens::sub(*this, other, alpha); }
 Tensor Tensor::mul(const Tensor& other) const { return gradiens::mul(*this, other); }
 Tensor Tensor::mul(Scalar other) const { return gradiens::mul(*this, other); }
+Tensor multiply(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor multiply(const Tensor& a, Scalar b) { return mul(a, b); }
+Tensor Tensor::multiply(const Tensor& other) const { return gradiens::mul(*this, other); }
+Tensor Tensor::multiply(Scalar other) const { return gradiens::mul(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return gradiens::div(*this, other); }
 Tensor Tensor::div(Scalar other) const { return gradiens::div(*this, other); }
 Tensor Tensor::pow(const Tensor& exponent) const { return gradiens::pow(*this, exponent); }

@@ -210,6 +210,17 @@ bool equal(const Tensor& a, const Tensor& b) {
   return eq(a, b).all().item<bool>();
 }
 
+bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return gradiens::allclose(*this, other, rtol, atol, equal_nan);
+}
+
+Tensor where(const Tensor& condition, Scalar a, Scalar b) {
+  const ScalarType dtype = a.is_floating_point() || b.is_floating_point() ? kFloat32
+                           : a.is_boolean() && b.is_boolean()                ? kBool
+                                                                              : kInt64;
+  return where(condition, scalar_to_tensor(a, dtype), scalar_to_tensor(b, dtype));
+}
+
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
   NoGradGuard no_grad;
   Tensor x = a.to(kFloat64), y = b.to(kFloat64);

@@ -227,6 +227,15 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
   expanded.insert(expanded.begin() + d + 1, repeats);
   return unaliased(input.unsqueeze(d + 1).expand(expanded).flatten(d, d + 1), x);
 }
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
+  return x.repeat_interleave(repeats, dim);
+}
+
+Tensor repeat_interleave(const Tensor& repeats) {
+  GD_CHECK(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  return arange(repeats.numel(), TensorOptions().dtype(kInt64).device(repeats.device())).repeat_interleave(repeats, 0);
+}
+
 Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
   return gradiens::repeat_interleave(*this, repeats, dim);
 }

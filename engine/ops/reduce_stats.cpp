@@ -184,6 +184,8 @@ Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims, double cor
   return apply<StdFromVar>(var(x, std::move(dims), correction, keepdim));
 }
 
+Tensor var(const Tensor& x, bool unbiased) { return var(x, std::nullopt, unbiased ? 1.0 : 0.0); }
+Tensor std(const Tensor& x, bool unbiased) { return std(x, std::nullopt, unbiased ? 1.0 : 0.0); }
 Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim) {
   GD_CHECK(x.is_floating_point(), fmt::format("norm(): input dtype should be either floating point or complex. Got {} "
                                               "instead.",
@@ -206,6 +208,8 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return r + (keepdim ? m : m.reshape(r.sizes()));
 }
 
+Tensor Tensor::var(bool unbiased) const { return gradiens::var(*this, unbiased); }
+Tensor Tensor::std(bool unbiased) const { return gradiens::std(*this, unbiased); }
 Tensor Tensor::var(std::optional<std::vector<int64_t>> dims, double correction, bool keepdim) const {
   return gradiens::var(*this, std::move(dims), correction, keepdim);
 }

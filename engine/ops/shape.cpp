@@ -428,6 +428,19 @@ Tensor Tensor::t() const {
   return dim() < 2 ? transpose(0, 0) : transpose(0, 1);
 }
 
+Tensor Tensor::T() const {
+  DimVector reversed;
+  for (int64_t d = dim(); d-- > 0;) reversed.push_back(d);
+  return permute(reversed);
+}
+
+Tensor Tensor::trace() const { return gradiens::trace(*this); }
+
+Tensor trace(const Tensor& x) {
+  GD_CHECK(x.dim() == 2, fmt::format("trace: expected a matrix, but got tensor with dim {}", x.dim()));
+  return x.diagonal().sum();
+}
+
 Tensor Tensor::mT() const {
   GD_CHECK(dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
   return transpose(-2, -1);
@@ -724,6 +737,13 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
 }
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) { return x.chunk(chunks, dim); }
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) { return x.split(split_size, dim); }
+std::vector<Tensor> split(const Tensor& x, IntArrayRef split_sizes, int64_t dim) { return x.split(split_sizes, dim); }
+std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split_sizes, int64_t dim) {
+  return x.split(split_sizes, dim);
+}
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t dim) const {
+  return split(split_sizes, dim);
+}
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) { return x.unbind(dim); }
 
 }  // namespace gradiens

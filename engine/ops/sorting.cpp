@@ -324,6 +324,11 @@ Tensor quantile(const Tensor& x, double q, std::optional<int64_t> dim, bool keep
 Tensor Tensor::quantile(double q, std::optional<int64_t> dim, bool keepdim, std::string_view interpolation) const {
   return gradiens::quantile(*this, q, dim, keepdim, interpolation);
 }
+Tensor quantile(const Tensor& x, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                std::string_view interpolation) {
+  return x.quantile(q, dim, keepdim, interpolation);
+}
+
 Tensor Tensor::quantile(const Tensor& q, std::optional<int64_t> dim, bool keepdim,
                         std::string_view interpolation) const {
   Interpolation mode = parse_interpolation(interpolation);

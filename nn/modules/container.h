@@ -31,6 +31,10 @@ class AnyModule {
   }
   template <class M>
   AnyModule(const ModuleHolder<M>& holder) : AnyModule(holder.ptr()) {}
+  // A module passed by value, Sequential(MyModuleImpl(...)), moves into a shared_ptr.
+  template <class M>
+    requires(std::is_base_of_v<Module, M> && !std::is_lvalue_reference_v<M>)
+  AnyModule(M&& module) : AnyModule(std::make_shared<M>(std::move(module))) {}
 
   Tensor forward(const Tensor& x) const { return forward_(x); }
   const std::shared_ptr<Module>& ptr() const { return module_; }

@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -151,4 +152,71 @@ TEST_CASE("addmm and Linear's node match PyTorch") {
   // The folded 3-D path gives what the 2-D one gives, row by row.
   const Tensor x3 = gd::testing::sample({4, 2, 3}, -1, 1, 5, gd::kFloat32);
   CHECK(value_mismatch(linear->forward(x3), linear->forward(x3.reshape({8, 3})).reshape({4, 2, 2})) == "");
+}
+
+TEST_CASE("libtorch's Tensor spellings: allclose, T, trace, multiply, is_signed, data, std/var overloads") {
+  const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
+  const Tensor x = gd::tensor({{1., 2., 4.}, {3., 5., 9.}}, f64);
+  CHECK(x.allclose(x + 1e-9));
+  CHECK_FALSE(x.allclose(x + 1e-3));
+  CHECK(shape(gd::ones({2, 3, 4}).T()) == std::vector<int64_t>{4, 3, 2});  // python3: torch.ones(2, 3, 4).T.shape
+  CHECK(shape(gd::ones({3}).T()) == std::vector<int64_t>{3});
+  CHECK(value_mismatch(x.T(), x.t()) == "");
+  // python3: torch.trace(torch.arange(9).view(3, 3)) is tensor(12) (int64); of arange(6.).view(2, 3), 4.
+  const Tensor int_trace = gd::arange(9).view({3, 3}).trace();
+  CHECK(int_trace.dtype() == gd::kInt64);
+  CHECK(int_trace.item<int64_t>() == 12);
+  CHECK(gd::trace(gd::arange(6, f64).view({2, 3})).item<double>() == 4.0);
+  CHECK(error_of([] { gd::trace(gd::ones({2, 2, 2})); }) == "trace: expected a matrix, but got tensor with dim 3");
+  CHECK(value_mismatch(gd::multiply(x, x), x * x) == "");
+  CHECK(value_mismatch(x.multiply(2), x * 2) == "");
+  CHECK(x.is_signed());
+  CHECK_FALSE(gd::ones({1}, gd::kUInt8).is_signed());
+  CHECK_FALSE(gd::ones({1}, gd::kBool).is_signed());
+  const Tensor leaf = gd::ones({2}).requires_grad_();
+  CHECK_FALSE(leaf.data().requires_grad());
+  CHECK(leaf.data().data_ptr() == leaf.data_ptr());
+  // python3 (float64): x.std(unbiased=False) 2.581988897471611, x.std() 2.8284271247461903,
+  // x.var(1, True, True) [[2.333...], [9.333...]], x.std(0, True), x.var(0, False).
+  // libtorch's x.std(0) resolves to std(bool unbiased = false).
+  CHECK(x.std(0).item<double>() == doctest::Approx(2.581988897471611).epsilon(1e-14));
+  CHECK(x.std(true).item<double>() == doctest::Approx(2.8284271247461903).epsilon(1e-14));
+  CHECK(gd::std(x, false).item<double>() == doctest::Approx(2.581988897471611).epsilon(1e-14));
+  CHECK(value_mismatch(x.var({1}, true, true), gd::tensor({{2.333333333333333}, {9.333333333333332}}, f64)) == "");
+  CHECK(value_mismatch(x.std({0}, true), gd::tensor({1.4142135623730951, 2.1213203435596424, 3.5355339059327378}, f64)) ==
+        "");
+  CHECK(value_mismatch(gd::var(x, {0}, false), gd::tensor({1.0, 2.25, 6.25}, f64)) == "");
+}
+
+TEST_CASE("libtorch's free functions: where of two numbers, split with sizes, repeat_interleave, quantile") {
+  const Tensor c = gd::tensor({true, false, true});
+  // python3: torch.where(c, 1.5, 0) is float32 [1.5, 0, 1.5]; of two ints int64; of two bools bool.
+  const Tensor w = gd::where(c, 1.5, 0);
+  CHECK(w.dtype() == gd::kFloat32);
+  CHECK(value_mismatch(w, gd::tensor({1.5f, 0.f, 1.5f})) == "");
+  CHECK(gd::where(c, 1, 0).dtype() == gd::kInt64);
+  CHECK(gd::where(c, true, false).dtype() == gd::kBool);
+  // python3: torch.split(torch.arange(5), [2, 3]) -> [0, 1], [2, 3, 4].
+  const std::vector<Tensor> parts = gd::split(gd::arange(5), {2, 3});
+  REQUIRE(parts.size() == 2);
+  CHECK(value_mismatch(parts[1], gd::tensor({2, 3, 4})) == "");
+  CHECK(gd::split_with_sizes(gd::arange(5), {4, 1}).size() == 2);
+  // python3: torch.repeat_interleave(torch.tensor([1, 2, 0, 3])) -> [0, 1, 1, 3, 3, 3].
+  CHECK(value_mismatch(gd::repeat_interleave(gd::tensor({1, 2, 0, 3})), gd::tensor({0, 1, 1, 3, 3, 3})) == "");
+  // python3: torch.repeat_interleave(torch.tensor([[1, 2], [3, 4]]), torch.tensor([1, 2]), dim=0).
+  CHECK(value_mismatch(gd::repeat_interleave(gd::tensor({{1, 2}, {3, 4}}), gd::tensor({1, 2}), 0),
+                       gd::tensor({{1, 2}, {3, 4}, {3, 4}})) == "");
+  CHECK(error_of([] { gd::repeat_interleave(gd::ones({2, 2}, gd::kInt64)); }) ==
+        "repeat_interleave only accept 1D vector as repeat");
+  // python3 (float64): torch.quantile(torch.tensor([1., 2., 3., 10.]), torch.tensor([0.25, 0.5])) -> [1.75, 2.5].
+  const auto f64 = gd::TensorOptions().dtype(gd::kFloat64);
+  CHECK(value_mismatch(gd::quantile(gd::tensor({1., 2., 3., 10.}, f64), gd::tensor({0.25, 0.5}, f64)),
+                       gd::tensor({1.75, 2.5}, f64)) == "");
+}
+
+TEST_CASE("operator<< prints sizes, dtypes and devices as libtorch") {
+  std::ostringstream out;
+  out << gd::ones({2, 3}).sizes() << ' ' << gd::kFloat32 << ' ' << gd::kInt64 << ' ' << gd::Device("cpu") << ' '
+      << gd::Device("cuda:1") << ' ' << gd::IntArrayRef{};
+  CHECK(out.str() == "[2, 3] Float Long cpu cuda:1 []");
 }
