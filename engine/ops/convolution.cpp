@@ -159,8 +159,10 @@ struct Conv2dOp {
                    empty(w.sizes(), gy.options().memory_format(weight_format)),
                    ctx.needs_input_grad(2) ? empty({w.size(0)}, gy.options()) : Tensor()};
     const auto data = [](const Tensor& t) { return t.defined() ? t.cpu_data_ptr<float>() : nullptr; };
-    kernels::cpu::conv2d_backward(g, gy.cpu_data_ptr<float>(), x.cpu_data_ptr<float>(), w.cpu_data_ptr<float>(),
-                                  data(grads[0]), data(grads[1]), data(grads[2]));
+    const bool bias_done =
+        kernels::cpu::conv2d_backward(g, gy.cpu_data_ptr<float>(), x.cpu_data_ptr<float>(), w.cpu_data_ptr<float>(),
+                                      data(grads[0]), data(grads[1]), data(grads[2]));
+    if (grads[2].defined() && !bias_done) grads[2] = gy.sum({0, 2, 3});
     return grads;
   }
   static ConvParams params_from(const Ctx& ctx) {

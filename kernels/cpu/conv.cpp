@@ -891,25 +891,14 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, c
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
 }
 
-void conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
+bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
                      float* grad_input, float* grad_weight, float* grad_bias) {
   if (grad_weight != nullptr && !empty_conv(g) &&
       onednn_conv_backward(g, grad_output, input, weight, grad_input, grad_weight, grad_bias))
-    return;
+    return grad_bias != nullptr;
   if (grad_input != nullptr) conv2d_backward_input(g, grad_output, weight, grad_input);
   if (grad_weight != nullptr) conv2d_backward_weight(g, grad_output, input, grad_weight);
-  if (grad_bias != nullptr) {
-    // The sum of grad_output over batch and plane, per output channel.
-    const int64_t plane = g.out_h * g.out_w, channels = g.out_channels;
-    std::vector<double> sums(static_cast<size_t>(channels), 0.0);
-    for (int64_t n = 0; n < g.batch; ++n)
-      for (int64_t c = 0; c < channels; ++c)
-        for (int64_t q = 0; q < plane; ++q)
-          sums[static_cast<size_t>(c)] += grad_output[n * channels * plane + (g.layout == Layout::NHWC
-                                                                                 ? q * channels + c
-                                                                                 : c * plane + q)];
-    for (int64_t c = 0; c < channels; ++c) grad_bias[c] = static_cast<float>(sums[static_cast<size_t>(c)]);
-  }
+  return false;
 }
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,

@@ -46,8 +46,9 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, 
 // The gradients of a float32 convolution in one call (PyTorch's convolution_backward):
 // any of grad_input, grad_weight and grad_bias may be null (not wanted). grad_output is reordered once for
 // both passes, and the bias gradient (the sum of grad_output over N, OH and OW) comes
-// out of the weight pass.
-void conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
+// out of oneDNN's weight pass. Returns whether grad_bias was written: when oneDNN does
+// not take the geometry, only the input and weight gradients are, and the caller sums.
+[[nodiscard]] bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
                      float* grad_input, float* grad_weight, float* grad_bias);
 
 // Pooling over N x C planes of H x W, stored NCHW (planes one after another) or NHWC

@@ -182,6 +182,23 @@ TEST_CASE("conv2d float32 (oneDNN) agrees with float64 (im2col) on odd geometrie
   CHECK(gd::kernels::cpu::testing::conv_onednn_cache_size() > 0);
 }
 
+TEST_CASE("conv2d on an empty batch: empty output, zero weight and bias gradients") {
+  // PyTorch: conv2d of a [0, 3, 5, 5] input gives [0, 2, 3, 3], and its backward
+  // zero gradients for weight and bias (nothing was summed). oneDNN does not take an
+  // empty batch, so this is the path where the bias gradient is summed by the op.
+  for (gd::ScalarType dtype : {gd::kFloat32, gd::kFloat64}) {
+    CAPTURE(gd::dtype_name(dtype));
+    Tensor x = gd::zeros({0, 3, 5, 5}, dtype).requires_grad_();
+    Tensor w = gd::ones({2, 3, 3, 3}, dtype).requires_grad_(), b = gd::ones({2}, dtype).requires_grad_();
+    Tensor y = gd::conv2d(x, w, b);
+    CHECK(y.sizes() == Shape{0, 2, 3, 3});
+    y.sum().backward();
+    CHECK(value_mismatch(w.grad(), gd::zeros({2, 3, 3, 3}, dtype), 0, 0) == "");
+    CHECK(value_mismatch(b.grad(), gd::zeros({2}, dtype), 0, 0) == "");
+    CHECK(x.grad().sizes() == Shape{0, 3, 5, 5});
+  }
+}
+
 TEST_CASE("max_pool2d values and indices match PyTorch") {
   // python3: F.max_pool2d(p, ..., return_indices=True) with p the pool input above.
   struct Case {
