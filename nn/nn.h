@@ -4,9 +4,15 @@
 #pragma once
 
 #include "nn/functional/activation.h"
+#include "nn/functional/conv.h"
+#include "nn/functional/fold.h"
 #include "nn/functional/linear.h"
 #include "nn/functional/loss.h"
+#include "nn/functional/padding.h"
 #include "nn/functional/phm.h"
+#include "nn/functional/pixelshuffle.h"
+#include "nn/functional/pooling.h"
+#include "nn/functional/upsampling.h"
 #include "nn/init.h"
 #include "nn/module.h"
 #include "nn/modules/activation.h"
@@ -20,6 +26,7 @@
 #include "nn/modules/linear.h"
 #include "nn/modules/loss.h"
 #include "nn/modules/normalization.h"
+#include "nn/modules/padding.h"
 #include "nn/modules/phm.h"
 #include "nn/modules/pooling.h"
 #include "nn/functional/rnn.h"

@@ -1,118 +1,191 @@
-// MaxPool2d, AvgPool2d and AdaptiveAvgPool2d over the engine's pooling ops.
+// The pooling layers over the pooling functionals; their PyTorch and libtorch prints.
 #include "nn/modules/pooling.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "engine/convolution.h"
-#include "engine/functions.h"
-#include "engine/tensor_data.h"
+#include <ostream>
 
 namespace gradiens::nn {
 
+namespace F = functional;
+
 namespace {
 const char* python_bool(bool b) { return b ? "True" : "False"; }
+const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+// A double as a C++ stream prints it ("2", "1.5").
+std::string stream_double(double v) { return fmt::format("{}", v); }
 }  // namespace
 
-// ---- MaxPool2d ----
+// ---- MaxPool ----
 
-MaxPool2dImpl::MaxPool2dImpl(const MaxPool2dOptions& options_) : Module("MaxPool2d"), options(options_) {}
-
-Tensor MaxPool2dImpl::forward(const Tensor& input) {
-  return max_pool2d(input, options.kernel_size_, options.stride_, options.padding_, options.dilation_,
-                    options.ceil_mode_);
+template <size_t D>
+Tensor MaxPoolImpl<D>::forward(const Tensor& input) {
+  if constexpr (D == 1) return F::max_pool1d(input, options);
+  if constexpr (D == 2) return F::max_pool2d(input, options);
+  if constexpr (D == 3) return F::max_pool3d(input, options);
 }
 
-std::tuple<Tensor, Tensor> MaxPool2dImpl::forward_with_indices(const Tensor& input) {
-  return max_pool2d_with_indices(input, options.kernel_size_, options.stride_, options.padding_, options.dilation_,
-                                 options.ceil_mode_);
+template <size_t D>
+std::tuple<Tensor, Tensor> MaxPoolImpl<D>::forward_with_indices(const Tensor& input) {
+  if constexpr (D == 1) return F::max_pool1d_with_indices(input, options);
+  if constexpr (D == 2) return F::max_pool2d_with_indices(input, options);
+  if constexpr (D == 3) return F::max_pool3d_with_indices(input, options);
 }
 
-std::string MaxPool2dImpl::extra_repr() const {
+template <size_t D>
+std::string MaxPoolImpl<D>::extra_repr() const {
   return fmt::format("kernel_size={}, stride={}, padding={}, dilation={}, ceil_mode={}", options.kernel_size_.repr(),
                      options.stride_.repr(), options.padding_.repr(), options.dilation_.repr(),
                      python_bool(options.ceil_mode_));
 }
 
-// ---- AvgPool2d ----
+template <size_t D>
+void MaxPoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::MaxPool" << D << "d(kernel_size=" << options.kernel_size_.libtorch_repr()
+         << ", stride=" << options.stride_.libtorch_repr() << ", padding=" << options.padding_.libtorch_repr()
+         << ", dilation=" << options.dilation_.libtorch_repr() << ", ceil_mode=" << cpp_bool(options.ceil_mode_)
+         << ")";
+}
 
-AvgPool2dImpl::AvgPool2dImpl(const AvgPool2dOptions& options_) : Module("AvgPool2d"), options(options_) {
+template class MaxPoolImpl<1>;
+template class MaxPoolImpl<2>;
+template class MaxPoolImpl<3>;
+
+// ---- AvgPool ----
+
+template <size_t D>
+AvgPoolImpl<D>::AvgPoolImpl(const AvgPoolOptions<D>& options_) : options(options_) {
   GD_CHECK(!options.divisor_override_ || *options.divisor_override_ != 0, "divisor must be not zero");
 }
 
-namespace {
-
-// The size of each window along one dim, clipped to the padded input: the
-// divisor avg_pool2d uses with count_include_pad (for ceil_mode's last
-// window it is less than the kernel).
-std::vector<double> window_sizes(int64_t outputs, int64_t input, int64_t kernel, int64_t stride, int64_t pad) {
-  std::vector<double> sizes;
-  for (int64_t i = 0; i < outputs; ++i) {
-    const int64_t start = i * stride - pad;
-    sizes.push_back(static_cast<double>(std::min(start + kernel, input + pad) - start));
-  }
-  return sizes;
+template <size_t D>
+Tensor AvgPoolImpl<D>::forward(const Tensor& input) {
+  if constexpr (D == 1) return F::avg_pool1d(input, options);
+  if constexpr (D == 2) return F::avg_pool2d(input, options);
+  if constexpr (D == 3) return F::avg_pool3d(input, options);
 }
 
-}  // namespace
-
-Tensor AvgPool2dImpl::forward(const Tensor& input) {
-  if (!options.divisor_override_)
-    return avg_pool2d(input, options.kernel_size_, options.stride_, options.padding_, options.ceil_mode_,
-                      options.count_include_pad_);
-  // The window sums divided by divisor_override: the count_include_pad mean
-  // times its own divisor (a constant per output cell) over the override.
-  Tensor mean = avg_pool2d(input, options.kernel_size_, options.stride_, options.padding_, options.ceil_mode_,
-                           /*count_include_pad=*/true);
-  const ExpandingArray<2>& k = options.kernel_size_;
-  const ExpandingArray<2>& s = options.stride_;
-  const ExpandingArray<2>& p = options.padding_;
-  std::vector<double> rows = window_sizes(mean.size(-2), input.size(-2), k[0], s[0], p[0]);
-  std::vector<double> cols = window_sizes(mean.size(-1), input.size(-1), k[1], s[1], p[1]);
-  std::vector<double> scale;
-  scale.reserve(rows.size() * cols.size());
-  const double divisor = static_cast<double>(*options.divisor_override_);
-  for (double r : rows)
-    for (double c : cols) scale.push_back(r * c / divisor);
-  Tensor factor = tensor(scale, TensorOptions().dtype(mean.dtype()).device(mean.device()))
-                      .reshape({static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols.size())});
-  return mean * factor;
-}
-
-std::string AvgPool2dImpl::extra_repr() const {
+template <size_t D>
+std::string AvgPoolImpl<D>::extra_repr() const {
+  // PyTorch's AvgPool1d keeps its sizes as 1-tuples; the others as given.
+  if constexpr (D == 1)
+    return fmt::format("kernel_size={}, stride={}, padding={}", options.kernel_size_.tuple_repr(),
+                       options.stride_.tuple_repr(), options.padding_.tuple_repr());
   return fmt::format("kernel_size={}, stride={}, padding={}", options.kernel_size_.repr(), options.stride_.repr(),
                      options.padding_.repr());
 }
 
-// ---- AdaptiveAvgPool2d ----
-
-AdaptiveOutputSize::AdaptiveOutputSize(std::initializer_list<std::optional<int64_t>> values) {
-  GD_CHECK(values.size() == 2 || values.size() == 1,
-           fmt::format("AdaptiveAvgPool2d: output_size must have 1 or 2 values, but got {}", values.size()));
-  values_[0] = *values.begin();
-  values_[1] = *(values.end() - 1);
+template <size_t D>
+void AvgPoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::AvgPool" << D << "d(kernel_size=" << options.kernel_size_.libtorch_repr()
+         << ", stride=" << options.stride_.libtorch_repr() << ", padding=" << options.padding_.libtorch_repr() << ")";
 }
 
-std::string AdaptiveOutputSize::repr() const {
-  auto one = [](const std::optional<int64_t>& v) { return v ? std::to_string(*v) : std::string("None"); };
-  return single_ ? one(values_[0]) : fmt::format("({}, {})", one(values_[0]), one(values_[1]));
+template class AvgPoolImpl<1>;
+template class AvgPoolImpl<2>;
+template class AvgPoolImpl<3>;
+
+// ---- AdaptiveMaxPool, AdaptiveAvgPool ----
+
+template <size_t D, class OutputSize>
+Tensor AdaptiveMaxPoolImpl<D, OutputSize>::forward(const Tensor& input) {
+  return std::get<0>(forward_with_indices(input));
 }
 
-AdaptiveAvgPool2dImpl::AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options_)
-    : Module("AdaptiveAvgPool2d"), options(options_) {}
-
-Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {
-  const AdaptiveOutputSize& size = options.output_size_;
-  // None keeps the input's size; an input too small to have one is left to the op's own check.
-  auto resolve = [&](size_t i, int64_t dim_from_end) {
-    if (size[i]) return *size[i];
-    return input.dim() >= 2 ? input.size(input.dim() - dim_from_end) : int64_t{1};
-  };
-  return adaptive_avg_pool2d(input, {resolve(0, 2), resolve(1, 1)});
+template <size_t D, class OutputSize>
+std::tuple<Tensor, Tensor> AdaptiveMaxPoolImpl<D, OutputSize>::forward_with_indices(const Tensor& input) {
+  if constexpr (D == 1) return F::adaptive_max_pool1d_with_indices(input, options);
+  if constexpr (D == 2) return F::adaptive_max_pool2d_with_indices(input, options);
+  if constexpr (D == 3) return F::adaptive_max_pool3d_with_indices(input, options);
 }
 
-std::string AdaptiveAvgPool2dImpl::extra_repr() const { return "output_size=" + options.output_size_.repr(); }
+template <size_t D, class OutputSize>
+std::string AdaptiveMaxPoolImpl<D, OutputSize>::extra_repr() const {
+  return "output_size=" + options.output_size_.repr();
+}
+
+template <size_t D, class OutputSize>
+void AdaptiveMaxPoolImpl<D, OutputSize>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::AdaptiveMaxPool" << D << "d(output_size=" << options.output_size_.libtorch_repr() << ")";
+}
+
+template class AdaptiveMaxPoolImpl<1, ExpandingArray<1>>;
+template class AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptional<2>>;
+template class AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptional<3>>;
+
+template <size_t D, class OutputSize>
+Tensor AdaptiveAvgPoolImpl<D, OutputSize>::forward(const Tensor& input) {
+  if constexpr (D == 1) return F::adaptive_avg_pool1d(input, options);
+  if constexpr (D == 2) return F::adaptive_avg_pool2d(input, options);
+  if constexpr (D == 3) return F::adaptive_avg_pool3d(input, options);
+}
+
+template <size_t D, class OutputSize>
+std::string AdaptiveAvgPoolImpl<D, OutputSize>::extra_repr() const {
+  return "output_size=" + options.output_size_.repr();
+}
+
+template <size_t D, class OutputSize>
+void AdaptiveAvgPoolImpl<D, OutputSize>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::AdaptiveAvgPool" << D << "d(output_size=" << options.output_size_.libtorch_repr() << ")";
+}
+
+template class AdaptiveAvgPoolImpl<1, ExpandingArray<1>>;
+template class AdaptiveAvgPoolImpl<2, ExpandingArrayWithOptional<2>>;
+template class AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptional<3>>;
+
+// ---- LPPool ----
+
+template <size_t D>
+Tensor LPPoolImpl<D>::forward(const Tensor& input) {
+  if constexpr (D == 1) return F::lp_pool1d(input, options);
+  if constexpr (D == 2) return F::lp_pool2d(input, options);
+}
+
+template <size_t D>
+std::string LPPoolImpl<D>::extra_repr() const {
+  // PyTorch keeps stride=None when not given; a stride equal to the kernel size reads as that.
+  const std::string stride = options.stride_ == options.kernel_size_ ? "None" : options.stride_.repr();
+  return fmt::format("norm_type={}, kernel_size={}, stride={}, ceil_mode={}", stream_double(options.norm_type_),
+                     options.kernel_size_.repr(), stride, python_bool(options.ceil_mode_));
+}
+
+template <size_t D>
+void LPPoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::LPPool" << D << "d(norm_type=" << stream_double(options.norm_type_)
+         << ", kernel_size=" << options.kernel_size_.libtorch_repr() << ", stride=" << options.stride_.libtorch_repr()
+         << ", ceil_mode=" << cpp_bool(options.ceil_mode_) << ")";
+}
+
+template class LPPoolImpl<1>;
+template class LPPoolImpl<2>;
+
+// ---- MaxUnpool ----
+
+template <size_t D>
+Tensor MaxUnpoolImpl<D>::forward(const Tensor& input, const Tensor& indices,
+                                 const std::optional<std::vector<int64_t>>& output_size) {
+  F::MaxUnpoolFuncOptions<D> o(options.kernel_size_);
+  o.stride(options.stride_).padding(options.padding_).output_size(output_size);
+  if constexpr (D == 1) return F::max_unpool1d(input, indices, o);
+  if constexpr (D == 2) return F::max_unpool2d(input, indices, o);
+  if constexpr (D == 3) return F::max_unpool3d(input, indices, o);
+}
+
+template <size_t D>
+std::string MaxUnpoolImpl<D>::extra_repr() const {
+  return fmt::format("kernel_size={}, stride={}, padding={}", options.kernel_size_.tuple_repr(),
+                     options.stride_.tuple_repr(), options.padding_.tuple_repr());
+}
+
+template <size_t D>
+void MaxUnpoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::MaxUnpool" << D << "d(kernel_size=" << options.kernel_size_.libtorch_repr()
+         << ", stride=" << options.stride_.libtorch_repr() << ", padding=" << options.padding_.libtorch_repr() << ")";
+}
+
+template class MaxUnpoolImpl<1>;
+template class MaxUnpoolImpl<2>;
+template class MaxUnpoolImpl<3>;
 
 }  // namespace gradiens::nn

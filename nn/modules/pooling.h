@@ -1,132 +1,121 @@
-// Pooling layers over the engine's ops: MaxPool2d (with indices on request),
-// AvgPool2d (divisor_override too) and AdaptiveAvgPool2d, with PyTorch's options.
+// Pooling layers over the pooling functionals, with libtorch's options:
+// MaxPool1d/2d/3d (with indices on request), AvgPool1d/2d/3d,
+// AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, LPPool1d/2d and
+// MaxUnpool1d/2d/3d. Each prints as PyTorch (repr) and as libtorch (pretty_print).
 #pragma once
 
-#include <array>
-#include <concepts>
-#include <initializer_list>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include "nn/functional/pooling.h"
 #include "nn/module.h"
 #include "nn/modules/conv.h"  // ExpandingArray
 
 namespace gradiens::nn {
 
-// stride defaults to kernel_size (PyTorch's stride=None).
-struct MaxPool2dOptions {
-  MaxPool2dOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
-  MaxPool2dOptions& stride(ExpandingArray<2> v) {
-    stride_ = v;
-    return *this;
-  }
-  MaxPool2dOptions& padding(ExpandingArray<2> v) {
-    padding_ = v;
-    return *this;
-  }
-  MaxPool2dOptions& dilation(ExpandingArray<2> v) {
-    dilation_ = v;
-    return *this;
-  }
-  MaxPool2dOptions& ceil_mode(bool v) {
-    ceil_mode_ = v;
-    return *this;
-  }
-  ExpandingArray<2> kernel_size_;
-  ExpandingArray<2> stride_;
-  ExpandingArray<2> padding_ = 0;
-  ExpandingArray<2> dilation_ = 1;
-  bool ceil_mode_ = false;
-};
-
-// Max over each window of NCHW or CHW input (padding counts as -inf).
-class MaxPool2dImpl : public Module {
+// Max over each window of [N, C, *spatial] or [C, *spatial] input (padding counts as -inf).
+template <size_t D>
+class MaxPoolImpl : public Module {
  public:
-  MaxPool2dImpl(ExpandingArray<2> kernel_size) : MaxPool2dImpl(MaxPool2dOptions(kernel_size)) {}
-  explicit MaxPool2dImpl(const MaxPool2dOptions& options);
+  MaxPoolImpl(ExpandingArray<D> kernel_size) : MaxPoolImpl(MaxPoolOptions<D>(kernel_size)) {}
+  explicit MaxPoolImpl(const MaxPoolOptions<D>& options) : options(options) {}
   Tensor forward(const Tensor& input);
-  // (output, indices): PyTorch's return_indices=True. indices are int64 flat
-  // positions h * W + w within each input plane.
+  // (output, indices): PyTorch's return_indices=True; indices are int64 flat
+  // positions within each input plane.
   std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
   std::string extra_repr() const override;
-  MaxPool2dOptions options;
-};
-GRADIENS_MODULE(MaxPool2d);
-
-// stride defaults to kernel_size. divisor_override, when set, divides every
-// window's sum by it instead of by the window's size.
-struct AvgPool2dOptions {
-  AvgPool2dOptions(ExpandingArray<2> kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}
-  AvgPool2dOptions& stride(ExpandingArray<2> v) {
-    stride_ = v;
-    return *this;
-  }
-  AvgPool2dOptions& padding(ExpandingArray<2> v) {
-    padding_ = v;
-    return *this;
-  }
-  AvgPool2dOptions& ceil_mode(bool v) {
-    ceil_mode_ = v;
-    return *this;
-  }
-  AvgPool2dOptions& count_include_pad(bool v) {
-    count_include_pad_ = v;
-    return *this;
-  }
-  AvgPool2dOptions& divisor_override(std::optional<int64_t> v) {
-    divisor_override_ = v;
-    return *this;
-  }
-  ExpandingArray<2> kernel_size_;
-  ExpandingArray<2> stride_;
-  ExpandingArray<2> padding_ = 0;
-  bool ceil_mode_ = false;
-  bool count_include_pad_ = true;
-  std::optional<int64_t> divisor_override_;
+  void pretty_print(std::ostream& stream) const;
+  MaxPoolOptions<D> options;
 };
 
-class AvgPool2dImpl : public Module {
+template <size_t D>
+class AvgPoolImpl : public Module {
  public:
-  AvgPool2dImpl(ExpandingArray<2> kernel_size) : AvgPool2dImpl(AvgPool2dOptions(kernel_size)) {}
-  explicit AvgPool2dImpl(const AvgPool2dOptions& options);
+  AvgPoolImpl(ExpandingArray<D> kernel_size) : AvgPoolImpl(AvgPoolOptions<D>(kernel_size)) {}
+  explicit AvgPoolImpl(const AvgPoolOptions<D>& options);
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
-  AvgPool2dOptions options;
+  void pretty_print(std::ostream& stream) const;
+  AvgPoolOptions<D> options;
 };
-GRADIENS_MODULE(AvgPool2d);
 
-// The output (height, width): one value for both, two, or nullopt for "keep
-// the input's size" (PyTorch's None).
-class AdaptiveOutputSize {
+// Max over each input region of a fixed output grid.
+template <size_t D, class OutputSize>
+class AdaptiveMaxPoolImpl : public Module {
  public:
-  template <std::integral I>
-  AdaptiveOutputSize(I value) : values_{static_cast<int64_t>(value), static_cast<int64_t>(value)}, single_(true) {}
-  AdaptiveOutputSize(std::initializer_list<std::optional<int64_t>> values);
-  const std::optional<int64_t>& operator[](size_t i) const { return values_[i]; }
-  // As the user gave it: "2", "(2, 3)" or "(2, None)".
-  std::string repr() const;
-
- private:
-  std::array<std::optional<int64_t>, 2> values_;
-  bool single_ = false;
+  AdaptiveMaxPoolImpl(OutputSize output_size) : AdaptiveMaxPoolImpl(AdaptiveMaxPoolOptions<OutputSize>(output_size)) {}
+  explicit AdaptiveMaxPoolImpl(const AdaptiveMaxPoolOptions<OutputSize>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+  AdaptiveMaxPoolOptions<OutputSize> options;
 };
 
-struct AdaptiveAvgPool2dOptions {
-  AdaptiveAvgPool2dOptions(AdaptiveOutputSize output_size) : output_size_(output_size) {}
-  AdaptiveOutputSize output_size_;
-};
-
-// Averages NCHW or CHW input onto a fixed output grid.
-class AdaptiveAvgPool2dImpl : public Module {
+// Averages over each input region of a fixed output grid.
+template <size_t D, class OutputSize>
+class AdaptiveAvgPoolImpl : public Module {
  public:
-  AdaptiveAvgPool2dImpl(AdaptiveOutputSize output_size)
-      : AdaptiveAvgPool2dImpl(AdaptiveAvgPool2dOptions(output_size)) {}
-  explicit AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& options);
+  AdaptiveAvgPoolImpl(OutputSize output_size) : AdaptiveAvgPoolImpl(AdaptiveAvgPoolOptions<OutputSize>(output_size)) {}
+  explicit AdaptiveAvgPoolImpl(const AdaptiveAvgPoolOptions<OutputSize>& options) : options(options) {}
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
-  AdaptiveAvgPool2dOptions options;
+  void pretty_print(std::ostream& stream) const;
+  AdaptiveAvgPoolOptions<OutputSize> options;
 };
-GRADIENS_MODULE(AdaptiveAvgPool2d);
+
+template <size_t D>
+class LPPoolImpl : public Module {
+ public:
+  LPPoolImpl(double norm_type, ExpandingArray<D> kernel_size) : LPPoolImpl(LPPoolOptions<D>(norm_type, kernel_size)) {}
+  explicit LPPoolImpl(const LPPoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+  LPPoolOptions<D> options;
+};
+
+// The partial inverse of MaxPool: each value placed at its index, zeros elsewhere.
+template <size_t D>
+class MaxUnpoolImpl : public Module {
+ public:
+  MaxUnpoolImpl(ExpandingArray<D> kernel_size) : MaxUnpoolImpl(MaxUnpoolOptions<D>(kernel_size)) {}
+  explicit MaxUnpoolImpl(const MaxUnpoolOptions<D>& options) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& indices,
+                 const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+  MaxUnpoolOptions<D> options;
+};
+
+// The holders: MaxPool1d, ..., as libtorch's (MaxPool1dImpl is a MaxPoolImpl<1>, ...).
+#define GRADIENS_POOL_MODULE(Name, ...)          \
+  using Name##Base = __VA_ARGS__;                \
+  class Name##Impl : public Name##Base {         \
+   public:                                       \
+    using Name##Base::Name##Base;                \
+  };                                             \
+  GRADIENS_MODULE(Name)
+GRADIENS_POOL_MODULE(MaxPool1d, MaxPoolImpl<1>);
+GRADIENS_POOL_MODULE(MaxPool2d, MaxPoolImpl<2>);
+GRADIENS_POOL_MODULE(MaxPool3d, MaxPoolImpl<3>);
+GRADIENS_POOL_MODULE(AvgPool1d, AvgPoolImpl<1>);
+GRADIENS_POOL_MODULE(AvgPool2d, AvgPoolImpl<2>);
+GRADIENS_POOL_MODULE(AvgPool3d, AvgPoolImpl<3>);
+GRADIENS_POOL_MODULE(AdaptiveMaxPool1d, AdaptiveMaxPoolImpl<1, ExpandingArray<1>>);
+GRADIENS_POOL_MODULE(AdaptiveMaxPool2d, AdaptiveMaxPoolImpl<2, ExpandingArrayWithOptional<2>>);
+GRADIENS_POOL_MODULE(AdaptiveMaxPool3d, AdaptiveMaxPoolImpl<3, ExpandingArrayWithOptional<3>>);
+GRADIENS_POOL_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPoolImpl<1, ExpandingArray<1>>);
+GRADIENS_POOL_MODULE(AdaptiveAvgPool2d, AdaptiveAvgPoolImpl<2, ExpandingArrayWithOptional<2>>);
+GRADIENS_POOL_MODULE(AdaptiveAvgPool3d, AdaptiveAvgPoolImpl<3, ExpandingArrayWithOptional<3>>);
+GRADIENS_POOL_MODULE(LPPool1d, LPPoolImpl<1>);
+GRADIENS_POOL_MODULE(LPPool2d, LPPoolImpl<2>);
+GRADIENS_POOL_MODULE(MaxUnpool1d, MaxUnpoolImpl<1>);
+GRADIENS_POOL_MODULE(MaxUnpool2d, MaxUnpoolImpl<2>);
+GRADIENS_POOL_MODULE(MaxUnpool3d, MaxUnpoolImpl<3>);
+#undef GRADIENS_POOL_MODULE
 
 }  // namespace gradiens::nn
