@@ -1,11 +1,12 @@
-// The DataLoader's type-independent parts: PyTorch's option checks, the worker
-// thread pool, epoch bookkeeping for state_dict, and its error messages.
+// The DataLoader's type-independent parts: PyTorch's option checks, worker
+// timeouts, epoch bookkeeping for state_dict, and its error messages.
 #include "data/dataloader.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -43,6 +44,25 @@ void check_loader_options(const LoaderSettings& s, bool iterable_dataset) {
   }
 }
 
+void check_libtorch_loader_options(const LoaderSettings& s) {
+  constexpr const char* where = "DataLoader over a libtorch-style dataset";
+  GD_CHECK(s.num_workers >= 0, fmt::format("{}: workers should be non-negative, but got {}", where, s.num_workers));
+  GD_CHECK(s.timeout >= 0, fmt::format("{}: timeout should be non-negative", where));
+  GD_CHECK(!s.batch_size.has_value() || *s.batch_size > 0,
+           fmt::format("{}: batch_size should be a positive integer value, but got batch_size={}", where,
+                       s.batch_size.value_or(0)));
+  GD_CHECK(!s.shuffle, fmt::format("{}: shuffle is not one of its options; pass a samplers::RandomSampler", where));
+  GD_CHECK(s.sampler == nullptr && s.batch_sampler == nullptr,
+           fmt::format("{}: pass the sampler as make_data_loader(dataset, sampler, options)", where));
+  GD_CHECK(!s.seed.has_value(), fmt::format("{}: seed is not one of its options; seed the sampler", where));
+  GD_CHECK(!s.pin_memory && s.prefetch_factor == 2,
+           fmt::format("{}: pin_memory and prefetch_factor are not among its options (max_jobs sets how many "
+                       "batches are in flight)",
+                       where));
+  GD_CHECK(!s.max_jobs.has_value() || *s.max_jobs > 0 || s.num_workers == 0,
+           fmt::format("{}: max_jobs should be positive with workers", where));
+}
+
 GeneratorState shuffle_state(uint64_t seed, uint64_t epoch) { return {seed, epoch << 40}; }
 
 uint64_t draw_seed() { return seeded_from_default().current_seed(); }
@@ -68,93 +88,15 @@ void throw_stream_error(size_t sample, const char* what) {
 
 void throw_loader_error(const std::string& message) { throw Error(message); }
 
-// ---- WorkerPool ----
+// ---- worker timeouts ----
 
-struct WorkerPool::State {
-  Task task;
-  size_t num_tasks = 0;
-  size_t max_ahead = 0;
-  std::mutex mutex;
-  std::condition_variable work_ready;  // a task may be dispatched, or stop
-  std::condition_variable task_done;
-  size_t next_task = 0;  // the next task to dispatch
-  size_t consumed = 0;   // tasks before this one have been taken by the consumer
-  // Tasks that have run and are not consumed yet, with their exception if any
-  // (a map: a stream's task count is not known in advance).
-  std::unordered_map<size_t, std::exception_ptr> finished;
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> threads;
-
-  void work(size_t worker) {
-    for (;;) {
-      size_t t = 0;
-      {
-        std::unique_lock lock(mutex);
-        work_ready.wait(lock, [&] { return stop || next_task >= num_tasks || next_task < consumed + max_ahead; });
-        if (stop || next_task >= num_tasks) return;
-        t = next_task++;
-      }
-      std::exception_ptr error;
-      try {
-        task(t, worker, stop);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mutex);
-        finished.emplace(t, error);
-      }
-      task_done.notify_all();
-    }
-  }
-
-  void shut_down() {
-    {
-      std::lock_guard lock(mutex);
-      stop = true;
-    }
-    work_ready.notify_all();
-    for (std::thread& thread : threads)
-      if (thread.joinable()) thread.join();
-  }
-};
-
-WorkerPool::WorkerPool(size_t num_workers, size_t num_tasks, size_t max_ahead, Task task)
-    : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.task = std::move(task);
-  s.num_tasks = num_tasks;
-  s.max_ahead = std::max<size_t>(max_ahead, 1);
-  try {
-    for (size_t w = 0; w < num_workers; ++w) s.threads.emplace_back([&s, w] { s.work(w); });
-  } catch (...) {
-    s.shut_down();
-    throw;
-  }
+std::optional<std::chrono::milliseconds> timeout_of(double seconds) {
+  if (seconds <= 0) return std::nullopt;
+  // Whole milliseconds (the queue's unit), rounded up so that a timeout never shortens to none.
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000.0)));
 }
 
-WorkerPool::~WorkerPool() { state_->shut_down(); }
-
-void WorkerPool::wait(size_t task, double timeout_seconds) {
-  State& s = *state_;
-  std::exception_ptr error;
-  {
-    std::unique_lock lock(s.mutex);
-    s.consumed = task;
-    s.work_ready.notify_all();
-    const auto ready = [&] { return s.finished.contains(task); };
-    if (timeout_seconds > 0) {
-      if (!s.task_done.wait_for(lock, std::chrono::duration<double>(timeout_seconds), ready))
-        throw Error(fmt::format("DataLoader timed out after {} seconds", timeout_seconds));
-    } else {
-      s.task_done.wait(lock, ready);
-    }
-    auto it = s.finished.find(task);
-    error = it->second;
-    s.finished.erase(it);
-  }
-  if (error) std::rethrow_exception(error);
-}
+void throw_timeout(double seconds) { throw Error(fmt::format("DataLoader timed out after {} seconds", seconds)); }
 
 // ---- EpochTracker ----
 

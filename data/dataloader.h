@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <condition_variable>
 #include <cstddef>
@@ -20,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "data/collate.h"
+#include "data/datasets/base.h"
+#include "data/detail/worker_pool.h"
 #include "data/samplers.h"
 #include "kernels/cuda/runtime.h"
 
@@ -69,6 +72,10 @@ struct LoaderSettings {
   std::optional<uint64_t> seed;
   std::shared_ptr<Sampler<>> sampler;
   std::shared_ptr<BatchSamplerBase> batch_sampler;
+  // libtorch's options (its StatelessDataLoader / StatefulDataLoader):
+  std::optional<std::chrono::milliseconds> timeout_ms;  // the timeout as libtorch gave it
+  std::optional<size_t> max_jobs;                       // default 2 * workers
+  bool enforce_ordering = true;
 };
 
 }  // namespace detail
@@ -90,6 +97,12 @@ struct LoaderSettings {
 // timeout        seconds to wait for a batch from the workers before an error
 //                (0: forever); like PyTorch, it does not apply with num_workers 0.
 // seed           the shuffle seed; unset, one is drawn from the default generator.
+//
+// libtorch's spellings, for its loaders (make_data_loader over a libtorch-style
+// dataset, data/libtorch_loader.h): DataLoaderOptions(batch_size),
+// workers(n) (= num_workers), timeout(std::chrono::milliseconds),
+// max_jobs(k) (batches in flight; default 2 * workers) and
+// enforce_ordering(b) (deliver in request order; default true).
 // pin_memory     the batch's tensors (a Tensor, an Example's data and target, or
 //                a container of them) are copied into page-locked memory by the
 //                worker, so that to(kCUDA, non_blocking = true) does not make the
@@ -99,6 +112,7 @@ template <class Collate = DefaultCollate>
 class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
+  explicit DataLoaderOptions(size_t batch_size) { settings_.batch_size = static_cast<int64_t>(batch_size); }
   DataLoaderOptions(detail::LoaderSettings settings, Collate collate)
       : settings_(std::move(settings)), collate_(std::move(collate)) {}
 
@@ -107,7 +121,17 @@ class DataLoaderOptions {
   DataLoaderOptions& drop_last(bool value) { return set(&detail::LoaderSettings::drop_last, value); }
   DataLoaderOptions& num_workers(int64_t value) { return set(&detail::LoaderSettings::num_workers, value); }
   DataLoaderOptions& prefetch_factor(int64_t value) { return set(&detail::LoaderSettings::prefetch_factor, value); }
-  DataLoaderOptions& timeout(double seconds) { return set(&detail::LoaderSettings::timeout, seconds); }
+  DataLoaderOptions& timeout(double seconds) {
+    settings_.timeout_ms.reset();
+    return set(&detail::LoaderSettings::timeout, seconds);
+  }
+  DataLoaderOptions& timeout(std::chrono::milliseconds value) {
+    settings_.timeout = std::chrono::duration<double>(value).count();
+    return set(&detail::LoaderSettings::timeout_ms, std::optional<std::chrono::milliseconds>(value));
+  }
+  DataLoaderOptions& workers(size_t value) { return num_workers(static_cast<int64_t>(value)); }
+  DataLoaderOptions& max_jobs(size_t value) { return set(&detail::LoaderSettings::max_jobs, std::optional<size_t>(value)); }
+  DataLoaderOptions& enforce_ordering(bool value) { return set(&detail::LoaderSettings::enforce_ordering, value); }
   DataLoaderOptions& pin_memory(bool value) { return set(&detail::LoaderSettings::pin_memory, value); }
   DataLoaderOptions& seed(uint64_t value) { return set(&detail::LoaderSettings::seed, std::optional<uint64_t>(value)); }
   DataLoaderOptions& sampler(std::shared_ptr<Sampler<>> value) {
@@ -130,6 +154,9 @@ class DataLoaderOptions {
   double timeout() const { return settings_.timeout; }
   bool pin_memory() const { return settings_.pin_memory; }
   std::optional<uint64_t> seed() const { return settings_.seed; }
+  size_t workers() const { return static_cast<size_t>(settings_.num_workers); }
+  std::optional<size_t> max_jobs() const { return settings_.max_jobs; }
+  bool enforce_ordering() const { return settings_.enforce_ordering; }
   const std::shared_ptr<Sampler<>>& sampler() const { return settings_.sampler; }
   const std::shared_ptr<BatchSamplerBase>& batch_sampler() const { return settings_.batch_sampler; }
   const Collate& collate() const { return collate_; }
@@ -149,6 +176,9 @@ namespace detail {
 
 // PyTorch's option checks and messages (DataLoader.__init__).
 void check_loader_options(const LoaderSettings& settings, bool iterable_dataset);
+// The options libtorch's loaders take (libtorch_loader.h): torch.utils.data's
+// own (shuffle, sampler, ...) are refused there, each with the libtorch way.
+void check_libtorch_loader_options(const LoaderSettings& settings);
 // The generator state epoch `epoch` shuffles with (Note [DataLoader epoch order]).
 GeneratorState shuffle_state(uint64_t seed, uint64_t epoch);
 uint64_t draw_seed();
@@ -158,27 +188,10 @@ uint64_t draw_seed();
 [[noreturn]] void throw_stream_error(size_t sample, const char* what);
 [[noreturn]] void throw_loader_error(const std::string& message);
 
-// Threads that run tasks 0 .. num_tasks-1 (kUnbounded: until destroyed) in
-// order of dispatch, at most max_ahead past the one the consumer waits for;
-// the consumer takes results in task order with wait(), once each. The
-// destructor stops and joins the threads (a task in progress sees `stop` and
-// may return early).
-class WorkerPool {
- public:
-  using Task = std::function<void(size_t task, size_t worker, const std::atomic<bool>& stop)>;
-  static constexpr size_t kUnbounded = static_cast<size_t>(-1);
-  WorkerPool(size_t num_workers, size_t num_tasks, size_t max_ahead, Task task);
-  ~WorkerPool();
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-  // Blocks until `task` has run (tasks before it count as consumed); rethrows
-  // its exception; throws PyTorch's timeout error after timeout_seconds > 0.
-  void wait(size_t task, double timeout_seconds);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
+// The options' timeout in seconds (0: none) as the worker pool's.
+std::optional<std::chrono::milliseconds> timeout_of(double seconds);
+// PyTorch's error when no batch arrived within the timeout.
+[[noreturn]] void throw_timeout(double seconds);
 
 // Epochs and the position inside the current one, for state_dict and resume.
 class EpochTracker {
@@ -410,13 +423,12 @@ class DataLoader {
         core_->tracker.begun(id_, epoch_, position_, std::nullopt, nlohmann::json::object());
         const auto workers = static_cast<size_t>(core_->settings.num_workers);
         if (workers > 0 && !finished_) {
-          pool_ = std::make_unique<detail::WorkerPool>(
-              workers, detail::WorkerPool::kUnbounded, workers * static_cast<size_t>(core_->settings.prefetch_factor),
-              [this](size_t task, size_t worker, const std::atomic<bool>& stop) {
-                std::optional<BatchType> batch = fetch_stream(task, worker, stop);
-                std::lock_guard lock(stream_->slots_mutex);
-                stream_->slots[task] = std::move(batch);
-              });
+          pool_ = std::make_unique<Pool>(workers, workers * static_cast<size_t>(core_->settings.prefetch_factor),
+                                         /*ordered=*/true,
+                                         [this](size_t&& task, size_t worker, const std::atomic<bool>& stop) {
+                                           return fetch_stream(task, worker, stop);
+                                         });
+          refill();
         }
       } else {
         if (!start.sampler.is_null()) core_->batch_sampler->load_state_dict(start.sampler);
@@ -432,16 +444,16 @@ class DataLoader {
         core_->tracker.begun(id_, epoch_, position_, plan_.size(), std::move(sampler_state));
         const auto workers = static_cast<size_t>(core_->settings.num_workers);
         if (workers > 0 && position_ < plan_.size()) {
-          slots_.resize(plan_.size());
-          pool_ = std::make_unique<detail::WorkerPool>(
-              workers, plan_.size() - position_, workers * static_cast<size_t>(core_->settings.prefetch_factor),
-              [this](size_t task, size_t worker, const std::atomic<bool>& stop) {
-                slots_[base_ + task] = fetch(base_ + task, worker, &stop);
-              });
+          pool_ = std::make_unique<Pool>(workers, workers * static_cast<size_t>(core_->settings.prefetch_factor),
+                                         /*ordered=*/true,
+                                         [this](size_t&& task, size_t worker, const std::atomic<bool>& stop) {
+                                           return fetch(base_ + task, worker, &stop);
+                                         });
+          refill();
         }
       }
     }
-    ~Run() { stop_workers(); }  // joins the workers before the slots they write go
+    ~Run() { stop_workers(); }  // joins the workers before the state they read goes
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
 
@@ -457,9 +469,7 @@ class DataLoader {
             return;
           }
           if (pool_) {
-            pool_->wait(position_ - base_, core_->settings.timeout);
-            current = std::move(*slots_[position_]);
-            slots_[position_].reset();
+            current = take_from_pool();
           } else {
             current = std::move(*fetch(position_, std::nullopt, nullptr));
           }
@@ -478,6 +488,30 @@ class DataLoader {
     std::optional<BatchType> current;
 
    private:
+    // Keeps the workers' queue full: the next tasks (batches base_ + task),
+    // as many as the prefetch window allows.
+    void refill() {
+      while (pool_->has_room() && (kIterable ? !stream_end_seen_ : base_ + pushed_ < plan_.size()))
+        pool_->push(pushed_++);
+    }
+
+    // The next batch from the workers, in order (std::nullopt: the stream ended
+    // at that task); a worker's exception is rethrown as it is.
+    std::optional<BatchType> take_from_pool() {
+      std::optional<detail::WorkerResult<std::optional<BatchType>>> result;
+      try {
+        result = pool_->pop(detail::timeout_of(core_->settings.timeout));
+      } catch (const detail::TimeoutError&) {
+        detail::throw_timeout(core_->settings.timeout);
+      }
+      GD_INTERNAL_ASSERT(result.has_value(), "DataLoader: no batch in flight");
+      if (result->exception) std::rethrow_exception(result->exception);
+      std::optional<BatchType> batch = std::move(*result->output);
+      if (!batch) stream_end_seen_ = true;
+      refill();
+      return batch;
+    }
+
     std::optional<BatchType> fetch(size_t batch, std::optional<size_t> worker, const std::atomic<bool>* stop) {
       const std::vector<size_t>& indices = plan_[batch];
       std::vector<ExampleType> samples;
@@ -592,14 +626,7 @@ class DataLoader {
       if (finished_) return;
       std::optional<BatchType> batch;
       if (pool_) {
-        const size_t task = position_ - base_;
-        pool_->wait(task, core_->settings.timeout);
-        std::lock_guard lock(stream_->slots_mutex);
-        auto it = stream_->slots.find(task);
-        if (it != stream_->slots.end()) {
-          batch = std::move(it->second);
-          stream_->slots.erase(it);
-        }
+        batch = take_from_pool();
       } else {
         std::vector<ExampleType> samples = take_samples(nullptr);
         const std::vector<size_t> indices;
@@ -616,16 +643,14 @@ class DataLoader {
       core_->tracker.delivered(id_, position_);
     }
 
-    // What the workers share over a stream: the turn at reading it and the
-    // batches made (by task; std::nullopt: no batch, the epoch ends there).
+    // What the workers share over a stream: the turn at reading it.
     struct StreamShare {
       std::mutex mutex;
       std::condition_variable turn_taken;
       size_t turn = 0;
       bool stopping = false;
-      std::mutex slots_mutex;
-      std::map<size_t, std::optional<BatchType>> slots;
     };
+    using Pool = detail::WorkerPool<size_t, std::optional<BatchType>>;
 
     std::shared_ptr<Core> core_;
     uint64_t id_;
@@ -637,8 +662,9 @@ class DataLoader {
     bool finished_ = false;
     bool stream_end_ = false;  // the stream gave std::nullopt or threw: not read again
     std::unique_ptr<StreamShare> stream_ = std::make_unique<StreamShare>();
-    std::vector<std::optional<BatchType>> slots_;
-    std::unique_ptr<detail::WorkerPool> pool_;
+    size_t pushed_ = 0;             // tasks sent to the workers
+    bool stream_end_seen_ = false;  // a worker's task found the stream's end: send no more
+    std::unique_ptr<Pool> pool_;
   };
 
   std::shared_ptr<Core> core_;
@@ -658,7 +684,9 @@ template <class D, class C = DefaultCollate>
 auto make_data_loader(std::shared_ptr<D> dataset, DataLoaderOptions<C> options = {}) {
   return DataLoader<D, C>(std::move(dataset), std::move(options));
 }
+// (A libtorch-style dataset goes to libtorch's make_data_loader, libtorch_loader.h.)
 template <class D, class C = DefaultCollate>
+  requires(MapStyleDataset<D> || StreamDataset<D>) && (!detail::LibtorchDataset<D>)
 auto make_data_loader(D dataset, DataLoaderOptions<C> options = {}) {
   return DataLoader<D, C>(std::move(dataset), std::move(options));
 }

@@ -4,17 +4,39 @@
 
 #include <cstddef>
 #include <optional>
+#include <utility>
 
 #include "engine/tensor.h"
 
 namespace gradiens::data {
 
+namespace example {
+// The target type of an Example that has none (libtorch's example::NoTarget).
+using NoTarget = void;
+}  // namespace example
+
 // One sample: its input and its target, as in libtorch's torch::data::Example.
 template <class Data = Tensor, class Target = Tensor>
 struct Example {
+  using DataType = Data;
+  using TargetType = Target;
   Data data;
   Target target;
 };
+
+// A sample without a target; it converts to and from its data.
+template <class Data>
+struct Example<Data, example::NoTarget> {
+  using DataType = Data;
+  using TargetType = example::NoTarget;
+  Example() = default;
+  Example(Data value) : data(std::move(value)) {}
+  operator Data&() { return data; }
+  operator const Data&() const { return data; }
+  Data data;
+};
+
+using TensorExample = Example<Tensor, example::NoTarget>;
 
 // A map-style dataset: sample `index` of `size()` samples, in any order. get()
 // may be called from DataLoader worker threads at the same time, so it must

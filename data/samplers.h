@@ -1,18 +1,63 @@
 // Samplers: the order in which a DataLoader visits a map-style dataset, as
-// torch.utils.data's samplers, plus LengthBucketSampler for packed sequences.
+// torch.utils.data's samplers, plus LengthBucketSampler for packed sequences;
+// and libtorch's samplers (namespace samplers): the same Sequential and Random
+// samplers through libtorch's next()/reset() interface, StreamSampler and the
+// Distributed{Random,Sequential}Samplers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "data/samplers/sampler.h"
 #include "engine/generator.h"
+#include "kernels/error.h"
 
 namespace gradiens::data {
+
+namespace detail {
+
+// Note [Two sampler interfaces]
+// A sampler of sample indices (Sampler<size_t>) serves both DataLoaders:
+// torch.utils.data's asks it for a whole pass at once (indices()), libtorch's
+// walks a pass batch by batch (samplers::Sampler<>: next(batch_size),
+// reset(), save/load). IndexCursor gives every such sampler the second
+// interface on top of the first: the pass next() walks is drawn by indices()
+// on first use and again by each reset(); index() counts the indices handed
+// out. save() writes the position, the pass and the sampler's state_dict(),
+// so a loaded sampler continues the same pass and draws the same next ones.
+class IndexCursor : public samplers::Sampler<std::vector<size_t>> {
+ public:
+  virtual std::vector<size_t> indices() = 0;
+  virtual nlohmann::json state_dict() const { return nlohmann::json::object(); }
+  virtual void load_state_dict(const nlohmann::json& /*state*/) {}
+
+  // A new pass (over new_size samples when given, for samplers that can resize).
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  // Indices handed out by next() in the current pass.
+  size_t index() const noexcept { return index_; }
+  void save(serialize::OutputArchive& archive) const override;
+  void load(serialize::InputArchive& archive) override;
+
+ protected:
+  // Makes indices() cover new_size samples; samplers of fixed contents refuse.
+  virtual void resize(size_t new_size);
+
+ private:
+  std::optional<std::vector<size_t>> pass_;
+  size_t index_ = 0;
+};
+
+struct NoCursor {};
+
+}  // namespace detail
 
 // The indices of one pass over a dataset. Index is size_t for samplers of
 // samples and std::vector<size_t> for batch samplers (PyTorch's Sampler[int]
@@ -23,7 +68,7 @@ namespace gradiens::data {
 // state, an epoch), so that a DataLoader saved mid-epoch can draw that epoch's
 // order again on resume; stateless samplers return an empty object.
 template <class Index = size_t>
-class Sampler {
+class Sampler : public std::conditional_t<std::is_same_v<Index, size_t>, detail::IndexCursor, detail::NoCursor> {
  public:
   using IndexType = Index;
   virtual ~Sampler() = default;
@@ -42,6 +87,9 @@ class SequentialSampler : public Sampler<> {
   explicit SequentialSampler(size_t size) : size_(size) {}
   std::vector<size_t> indices() override;
   size_t size() const override { return size_; }
+
+ protected:
+  void resize(size_t new_size) override { size_ = new_size; }
 
  private:
   size_t size_;
@@ -62,9 +110,14 @@ class RandomSampler : public Sampler<> {
   nlohmann::json state_dict() const override;
   void load_state_dict(const nlohmann::json& state) override;
 
+ protected:
+  // A new dataset size; num_samples follows it unless it was given.
+  void resize(size_t new_size) override;
+
  private:
   size_t data_size_;
   bool replacement_;
+  bool explicit_num_samples_;
   size_t num_samples_;
   Generator generator_;
 };
@@ -178,6 +231,103 @@ class LengthBucketSampler : public BatchSamplerBase {
   bool drop_last_;
   Generator generator_;
 };
+
+namespace samplers {
+
+// torch::data::samplers' names for the samplers above (Note [Two sampler interfaces]).
+using data::RandomSampler;
+using data::SequentialSampler;
+
+// Requests for batch_size samples of a stream at a time until epoch_size have
+// been asked for (the last request is the remainder).
+class StreamSampler : public Sampler<BatchSize> {
+ public:
+  explicit StreamSampler(size_t epoch_size) : epoch_size_(epoch_size) {}
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<BatchSize> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;
+  void load(serialize::InputArchive& archive) override;
+
+ private:
+  size_t examples_retrieved_so_far_ = 0;
+  size_t epoch_size_;
+};
+
+// libtorch's distributed samplers: replica `rank` of num_replicas takes its
+// own contiguous share of local_sample_count() indices. With
+// allow_duplicates, that count is ceil(size / num_replicas) and the shares
+// wrap around to the dataset's start (some samples appear twice); without,
+// it is floor(size / num_replicas) and the last size % num_replicas indices
+// are left out. (torch.utils.data's interleaved DistributedSampler is the
+// class data::DistributedSampler.)
+template <class BatchRequest = std::vector<size_t>>
+class DistributedSampler : public Sampler<BatchRequest> {
+ public:
+  DistributedSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true)
+      : size_(size), num_replicas_(num_replicas), rank_(rank), allow_duplicates_(allow_duplicates) {
+    GD_CHECK(num_replicas > 0, "DistributedSampler: num_replicas must be positive");
+    GD_CHECK(rank < num_replicas, "DistributedSampler: rank " + std::to_string(rank) +
+                                      " is out of range for " + std::to_string(num_replicas) + " replicas");
+  }
+  // The epoch seeds the shuffle of DistributedRandomSampler; every replica must set the same one.
+  void set_epoch(size_t epoch) { epoch_ = epoch; }
+  size_t epoch() const { return epoch_; }
+
+ protected:
+  size_t local_sample_count() const {
+    return allow_duplicates_ ? (size_ + num_replicas_ - 1) / num_replicas_ : size_ / num_replicas_;
+  }
+
+  size_t size_;
+  size_t num_replicas_;
+  size_t rank_;
+  size_t epoch_ = 0;
+  bool allow_duplicates_;
+};
+
+// This replica's share of a permutation of the (padded or cut) indices; the
+// permutation depends on the epoch only, so all replicas agree on it.
+class DistributedRandomSampler : public DistributedSampler<> {
+ public:
+  explicit DistributedRandomSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
+                                    bool allow_duplicates = true);
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;
+  void load(serialize::InputArchive& archive) override;
+  // The position in the (shuffled) index list: libtorch's index().
+  size_t index() const noexcept { return sample_index_; }
+
+ private:
+  void populate_indices();
+
+  size_t begin_index_ = 0;
+  size_t end_index_ = 0;
+  size_t sample_index_ = 0;
+  std::vector<size_t> all_indices_;
+};
+
+// This replica's share in order: indices rank * n, ..., (rank + 1) * n - 1
+// (modulo the dataset size) for n = local_sample_count().
+class DistributedSequentialSampler : public DistributedSampler<> {
+ public:
+  explicit DistributedSequentialSampler(size_t size, size_t num_replicas = 1, size_t rank = 0,
+                                        bool allow_duplicates = true);
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<std::vector<size_t>> next(size_t batch_size) override;
+  void save(serialize::OutputArchive& archive) const override;
+  void load(serialize::InputArchive& archive) override;
+  size_t index() const noexcept { return sample_index_; }
+
+ private:
+  void populate_indices();
+
+  size_t begin_index_ = 0;
+  size_t end_index_ = 0;
+  size_t sample_index_ = 0;
+};
+
+}  // namespace samplers
 
 namespace detail {
 // The generator a sampler uses when given none: seeded from one draw of the

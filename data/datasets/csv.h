@@ -44,7 +44,7 @@ struct CSVOptions {
 // target, 0-dim}. A field that is not a number, a row with a different number
 // of fields, an unknown target column or an empty file throws gradiens::Error
 // naming the line and column.
-class CSVDataset : public Dataset<Example<Tensor, Tensor>> {
+class CSVDataset : public data::Dataset<Example<Tensor, Tensor>> {
  public:
   explicit CSVDataset(const std::string& path, const CSVOptions& options = {});
 

@@ -91,6 +91,13 @@ Example<Tensor, Tensor> MNIST::get(size_t index) {
   return {images_.select(0, i), targets_.select(0, i)};
 }
 
+MNIST::BatchType MNIST::get_batch(ArrayRef<size_t> indices) {
+  BatchType batch;
+  batch.reserve(indices.size());
+  for (const size_t index : indices) batch.push_back(get(index));
+  return batch;
+}
+
 size_t MNIST::size() const { return static_cast<size_t>(targets_.size(0)); }
 
 FashionMNIST::FashionMNIST(const std::string& root, bool train)

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "data/array_ref.h"
 #include "data/dataset.h"
+#include "data/datasets/base.h"
 #include "engine/tensor.h"
 
 namespace gradiens::data::datasets {
@@ -16,9 +18,29 @@ namespace gradiens::data::datasets {
 // root/MNIST/raw/...). Sample i is an image, float32 [1, 28, 28] scaled to
 // [0, 1], and its class, an int64 0-dim tensor. A missing file, a malformed
 // one, or images and labels that do not match throw gradiens::Error.
-class MNIST : public Dataset<Example<Tensor, Tensor>> {
+//
+// It is also libtorch's torch::data::datasets::MNIST: MNIST(root, Mode::kTest),
+// get_batch(indices), and .map(transform) for libtorch's make_data_loader
+// (Note [MNIST in both data APIs]).
+class MNIST : public data::Dataset<Example<Tensor, Tensor>> {
  public:
   explicit MNIST(const std::string& root, bool train = true);
+
+  // Note [MNIST in both data APIs]
+  // MNIST is a data::Dataset (get, size() -> size_t) for gradiens' DataLoader,
+  // and has the members of libtorch's datasets::Dataset<MNIST> (it cannot
+  // inherit both: the two size() differ in type) for libtorch's loaders and
+  // MapDataset, which take any dataset of that shape.
+  enum class Mode { kTrain, kTest };
+  MNIST(const std::string& root, Mode mode) : MNIST(root, mode == Mode::kTrain) {}
+  using BatchType = std::vector<Example<>>;
+  using BatchRequestType = ArrayRef<size_t>;
+  static constexpr bool is_stateful = false;
+  BatchType get_batch(ArrayRef<size_t> indices);
+  template <class TransformType>
+  MapDataset<MNIST, TransformType> map(TransformType transform) const& {
+    return MapDataset<MNIST, TransformType>(*this, std::move(transform));
+  }
 
   // Views into images() and targets(): no copy.
   Example<Tensor, Tensor> get(size_t index) override;

@@ -2,7 +2,9 @@
 // WeightedRandom and Batch, plus the generator helpers the samplers share.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <string>
 
 #include "data/samplers.h"
 #include "engine/functions.h"
@@ -54,6 +56,56 @@ void generator_from_json(Generator& generator, const nlohmann::json& state, cons
   generator.set_state({seed, offset});
 }
 
+// ---- IndexCursor (Note [Two sampler interfaces]) ----
+
+void IndexCursor::reset(std::optional<size_t> new_size) {
+  if (new_size) resize(*new_size);
+  pass_ = indices();
+  index_ = 0;
+}
+
+std::optional<std::vector<size_t>> IndexCursor::next(size_t batch_size) {
+  if (!pass_) pass_ = indices();
+  const size_t remaining = pass_->size() - index_;
+  if (remaining == 0) return std::nullopt;
+  const size_t take = std::min(batch_size, remaining);
+  std::vector<size_t> out(pass_->begin() + static_cast<std::ptrdiff_t>(index_),
+                          pass_->begin() + static_cast<std::ptrdiff_t>(index_ + take));
+  index_ += take;
+  return out;
+}
+
+void IndexCursor::resize(size_t new_size) {
+  throw Error(fmt::format("{}: reset(new_size = {}) cannot change the indices this sampler draws from",
+                          "Sampler", new_size));
+}
+
+void IndexCursor::save(serialize::OutputArchive& archive) const {
+  archive.write("index", scalar_tensor(static_cast<int64_t>(index_), kInt64), /*is_buffer=*/true);
+  if (pass_) {
+    std::vector<int64_t> pass(pass_->begin(), pass_->end());
+    archive.write("indices", tensor(pass, kInt64), /*is_buffer=*/true);
+  }
+  archive.write("state", state_dict().dump());
+}
+
+void IndexCursor::load(serialize::InputArchive& archive) {
+  Tensor index;
+  archive.read("index", index, /*is_buffer=*/true);
+  std::string state;
+  if (archive.try_read("state", state)) load_state_dict(nlohmann::json::parse(state));
+  Tensor pass;
+  if (archive.try_read("indices", pass, /*is_buffer=*/true)) {
+    pass_ = to_indices(pass.to(kInt64));
+  } else {
+    pass_ = indices();
+  }
+  const auto position = index.item<int64_t>();
+  GD_CHECK(position >= 0 && static_cast<size_t>(position) <= pass_->size(),
+           fmt::format("Sampler.load: index {} is out of range for a pass of {} indices", position, pass_->size()));
+  index_ = static_cast<size_t>(position);
+}
+
 }  // namespace detail
 
 // ---- SequentialSampler ----
@@ -70,13 +122,22 @@ RandomSampler::RandomSampler(size_t size, bool replacement, std::optional<int64_
                              std::optional<Generator> generator)
     : data_size_(size),
       replacement_(replacement),
+      explicit_num_samples_(num_samples.has_value()),
       num_samples_(positive_num_samples(num_samples.value_or(static_cast<int64_t>(size)))),
       generator_(generator ? *generator : detail::seeded_from_default()) {
   // PyTorch fails on the first pass (a zero division or randint's range check); here at once.
   GD_CHECK(size > 0, fmt::format("RandomSampler: cannot draw {} samples from an empty dataset", num_samples_));
 }
 
+void RandomSampler::resize(size_t new_size) {
+  GD_CHECK(new_size > 0 || !explicit_num_samples_,
+           fmt::format("RandomSampler: cannot draw {} samples from an empty dataset", num_samples_));
+  data_size_ = new_size;
+  if (!explicit_num_samples_) num_samples_ = new_size;
+}
+
 std::vector<size_t> RandomSampler::indices() {
+  if (num_samples_ == 0) return {};  // resized to an empty dataset
   const auto n = static_cast<int64_t>(data_size_);
   if (replacement_) {
     // PyTorch draws chunks of 32; with two int64 draws per Philox block the

@@ -10,6 +10,8 @@
 
 #include "data/datasets/idx.h"
 #include "data/datasets/mnist.h"
+#include "data/libtorch_loader.h"
+#include "data/transforms.h"
 #include "tests/engine/op_registry.h"
 
 namespace gd = gradiens;
@@ -238,6 +240,17 @@ TEST_CASE("MNIST and FashionMNIST read a small set as ToTensor does, and check t
   CHECK(values_of(train.targets()) == std::vector<double>{9, 0});
   CHECK(train.images().sizes().size() == 4);
   CHECK(error_of([&] { train.get(2); }) == "index 2 is out of bounds for dimension 0 with size 2");
+
+  // libtorch's form: Mode, .map(Normalize).map(Stack), make_data_loader.
+  auto pipeline = ds::MNIST(root.string(), ds::MNIST::Mode::kTrain)
+                      .map(gd::data::transforms::Normalize<>(0.5, 0.5))
+                      .map(gd::data::transforms::Stack<>());
+  CHECK(pipeline.size() == std::optional<size_t>(2));
+  auto loader = gd::data::make_data_loader<gd::data::samplers::SequentialSampler>(std::move(pipeline), 2);
+  const auto batch = *loader->begin();
+  CHECK(batch.data.sizes() == gd::IntArrayRef({2, 1, 2, 3}));
+  CHECK(values_of(batch.target) == std::vector<double>{9, 0});
+  CHECK(values_of(batch.data.select(0, 1)) == values_of((train.get(1).data - 0.5) / 0.5));
 
   // torchvision's layout, root/MNIST/raw, for MNIST.
   write_file(root / "MNIST" / "raw" / "t10k-images-idx3-ubyte", idx(0x08, {1, 1, 1}, bytes({51})));
