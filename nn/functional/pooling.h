@@ -92,6 +92,22 @@ using MaxUnpool1dOptions = MaxUnpoolOptions<1>;
 using MaxUnpool2dOptions = MaxUnpoolOptions<2>;
 using MaxUnpool3dOptions = MaxUnpoolOptions<3>;
 
+// Fractional max pooling (Graham, 2014): windows of kernel_size at pseudo-random
+// starts, one draw per (batch, channel) plane; output_size or output_ratio (of
+// the input size, in (0, 1)) gives the output grid. _random_samples ([N, C, D],
+// values in [0, 1), the last dim's sample first, as PyTorch) fixes the draws.
+template <size_t D>
+struct FractionalMaxPoolOptions {
+  FractionalMaxPoolOptions(ExpandingArray<D> kernel_size) : kernel_size_(kernel_size) {}
+  GRADIENS_ARG(ExpandingArray<D>, kernel_size);
+  GRADIENS_ARG(std::optional<ExpandingArray<D>>, output_size) = std::nullopt;
+  using ExpandingArrayDouble = ExpandingArray<D, double>;
+  GRADIENS_ARG(std::optional<ExpandingArrayDouble>, output_ratio) = std::nullopt;
+  GRADIENS_ARG(Tensor, _random_samples);
+};
+using FractionalMaxPool2dOptions = FractionalMaxPoolOptions<2>;
+using FractionalMaxPool3dOptions = FractionalMaxPoolOptions<3>;
+
 namespace functional {
 
 using MaxPool1dFuncOptions = MaxPool1dOptions;
@@ -108,6 +124,8 @@ using AdaptiveAvgPool2dFuncOptions = AdaptiveAvgPool2dOptions;
 using AdaptiveAvgPool3dFuncOptions = AdaptiveAvgPool3dOptions;
 using LPPool1dFuncOptions = LPPool1dOptions;
 using LPPool2dFuncOptions = LPPool2dOptions;
+using FractionalMaxPool2dFuncOptions = FractionalMaxPool2dOptions;
+using FractionalMaxPool3dFuncOptions = FractionalMaxPool3dOptions;
 
 // MaxUnpoolOptions plus the output size (D sizes, or D + 2 with batch and
 // channels first); by default (in - 1) stride - 2 padding + kernel_size.
@@ -148,6 +166,13 @@ std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
 Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
 Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
 Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+
+Tensor fractional_max_pool2d(const Tensor& input, const FractionalMaxPool2dFuncOptions& options);
+Tensor fractional_max_pool3d(const Tensor& input, const FractionalMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool3dFuncOptions& options);
 
 // As PyTorch: avg_pool of x^p (no padding), times the window size, to the 1/p
 // (sign(s) relu(|s|) first, so a negative sum of odd powers gives 0).

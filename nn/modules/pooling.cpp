@@ -188,4 +188,36 @@ template class MaxUnpoolImpl<1>;
 template class MaxUnpoolImpl<2>;
 template class MaxUnpoolImpl<3>;
 
+// ---- FractionalMaxPool ----
+
+template <size_t D>
+FractionalMaxPoolImpl<D>::FractionalMaxPoolImpl(const FractionalMaxPoolOptions<D>& options_) : options(options_) {
+  GD_CHECK(options.output_size_ || options.output_ratio_,
+           fmt::format("FractionalMaxPool{}d requires specifying either an output size, or a pooling ratio", D));
+  GD_CHECK(!(options.output_size_ && options.output_ratio_), "only one of output_size and output_ratio may be specified");
+  if (options.output_ratio_)
+    for (size_t d = 0; d < D; ++d)
+      GD_CHECK((*options.output_ratio_)[d] > 0 && (*options.output_ratio_)[d] < 1,
+               fmt::format("output_ratio must be between 0 and 1 (got {})", options.output_ratio_->tuple_repr()));
+}
+
+template <size_t D>
+Tensor FractionalMaxPoolImpl<D>::forward(const Tensor& input) {
+  return std::get<0>(forward_with_indices(input));
+}
+
+template <size_t D>
+std::tuple<Tensor, Tensor> FractionalMaxPoolImpl<D>::forward_with_indices(const Tensor& input) {
+  if constexpr (D == 2) return F::fractional_max_pool2d_with_indices(input, options);
+  if constexpr (D == 3) return F::fractional_max_pool3d_with_indices(input, options);
+}
+
+template <size_t D>
+void FractionalMaxPoolImpl<D>::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::FractionalMaxPool" << D << "d()";
+}
+
+template class FractionalMaxPoolImpl<2>;
+template class FractionalMaxPoolImpl<3>;
+
 }  // namespace gradiens::nn

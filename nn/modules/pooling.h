@@ -1,7 +1,7 @@
 // Pooling layers over the pooling functionals, with libtorch's options:
 // MaxPool1d/2d/3d (with indices on request), AvgPool1d/2d/3d,
-// AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, LPPool1d/2d and
-// MaxUnpool1d/2d/3d. Each prints as PyTorch (repr) and as libtorch (pretty_print).
+// AdaptiveMaxPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, LPPool1d/2d,
+// MaxUnpool1d/2d/3d and FractionalMaxPool2d/3d. Each prints as PyTorch (repr) and as libtorch (pretty_print).
 #pragma once
 
 #include <iosfwd>
@@ -91,6 +91,19 @@ class MaxUnpoolImpl : public Module {
   MaxUnpoolOptions<D> options;
 };
 
+// Max over pseudo-random windows (fractional max pooling); see FractionalMaxPoolOptions.
+template <size_t D>
+class FractionalMaxPoolImpl : public Module {
+ public:
+  FractionalMaxPoolImpl(ExpandingArray<D> kernel_size)
+      : FractionalMaxPoolImpl(FractionalMaxPoolOptions<D>(kernel_size)) {}
+  explicit FractionalMaxPoolImpl(const FractionalMaxPoolOptions<D>& options);
+  Tensor forward(const Tensor& input);
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  void pretty_print(std::ostream& stream) const;
+  FractionalMaxPoolOptions<D> options;
+};
+
 // The holders: MaxPool1d, ..., as libtorch's (MaxPool1dImpl is a MaxPoolImpl<1>, ...).
 #define GRADIENS_POOL_MODULE(Name, ...)          \
   using Name##Base = __VA_ARGS__;                \
@@ -116,6 +129,8 @@ GRADIENS_POOL_MODULE(LPPool2d, LPPoolImpl<2>);
 GRADIENS_POOL_MODULE(MaxUnpool1d, MaxUnpoolImpl<1>);
 GRADIENS_POOL_MODULE(MaxUnpool2d, MaxUnpoolImpl<2>);
 GRADIENS_POOL_MODULE(MaxUnpool3d, MaxUnpoolImpl<3>);
+GRADIENS_POOL_MODULE(FractionalMaxPool2d, FractionalMaxPoolImpl<2>);
+GRADIENS_POOL_MODULE(FractionalMaxPool3d, FractionalMaxPoolImpl<3>);
 #undef GRADIENS_POOL_MODULE
 
 }  // namespace gradiens::nn

@@ -169,6 +169,16 @@ TEST_CASE("conv/pool/pad/upsample functionals match PyTorch") {
   }
 }
 
+TEST_CASE("the weightless functionals give float32 results for float32 input") {
+  for (const FunctionalCase& c : functional_cases()) {
+    if (c.torch_call.rfind("F.conv", 0) == 0) continue;  // their weights are float64
+    INFO(c.torch_call);
+    const Tensor y = c.fn(P(c.input_shape, 37, 101, 0).to(gd::kFloat32));
+    CHECK(y.dtype() == gd::kFloat32);
+    CHECK(shape_value_mismatch(y.to(gd::kFloat64), c.out, c.out_shape, 1e-5, 1e-6) == "");
+  }
+}
+
 TEST_CASE("conv/pool/pad/upsample functionals pass gradcheck and gradgradcheck") {
   for (const FunctionalCase& c : functional_cases()) {
     INFO(c.torch_call);
@@ -266,6 +276,58 @@ TEST_CASE("pooling with indices gives PyTorch's indices, and max_unpool inverts 
   };
   CHECK(gd::autograd::gradcheck(unpool, {y2.detach().requires_grad_()}));
   CHECK(gd::autograd::gradgradcheck(unpool, {y2.detach().requires_grad_()}));
+}
+
+TEST_CASE("fractional max pooling with fixed samples matches PyTorch, values, indices and gradients") {
+  // The script's samples: S(shape) = P(shape, 7, 97, 1) + 0.5, in [0, 1).
+  auto S = [](const std::vector<int64_t>& sizes) { return P(sizes, 7, 97, 1) + 0.5; };
+  struct Case {
+    std::string torch_call;  // with return_indices=True
+    std::vector<int64_t> input_shape;
+    std::function<std::tuple<Tensor, Tensor>(const Tensor&)> fn;
+    std::vector<int64_t> out_shape;
+    std::vector<double> out, indices;
+  };
+  const std::vector<Case> cases = {
+      {"F.fractional_max_pool2d(x, (2,3), output_size=(3,4), _random_samples=S([2,3,2]))", {2, 3, 7, 9}, [&S](const Tensor& x) { return F::fractional_max_pool2d_with_indices(x, F::FractionalMaxPool2dFuncOptions({2, 3}).output_size(nn::ExpandingArray<2>({3, 4}))._random_samples(S({2, 3, 2}))); }, {2, 3, 3, 4},
+       {0.23267326732673266, 0.2623762376237624, 0.33168316831683164, 0.43069306930693074, 0.46039603960396036, 0.4900990099009901, 0.2920792079207921, 0.32178217821782173, 0.35148514851485146, 0.45049504950495045, 0.4801980198019802, 0.4801980198019802, 0.31188118811881194, 0.34158415841584155, 0.4108910891089109, 0.44059405940594054, 0.47029702970297027, 0.23267326732673266, 0.301980198019802, 0.400990099009901, 0.43069306930693074, 0.46039603960396036, 0.2623762376237624, 0.2920792079207921, 0.3910891089108911, 0.42079207920792083, 0.4900990099009901, 0.22277227722772275, 0.2821782178217822, 0.31188118811881194, 0.3811881188118812, 0.4801980198019802, 0.44059405940594054, 0.24257425742574257, 0.34158415841584155, 0.3712871287128713, 0.47029702970297027, 0.47029702970297027, 0.23267326732673266, 0.301980198019802, 0.3613861386138614, 0.43069306930693074, 0.46039603960396036, 0.2623762376237624, 0.2524752475247525, 0.32178217821782173, 0.42079207920792083, 0.45049504950495045, 0.4801980198019802, 0.2821782178217822, 0.31188118811881194, 0.3811881188118812, 0.44059405940594054, 0.47029702970297027, 0.47029702970297027, 0.2722772277227723, 0.33168316831683164, 0.400990099009901, 0.43069306930693074, 0.23267326732673266, 0.2623762376237624, 0.3613861386138614, 0.3910891089108911, 0.46039603960396036, 0.4900990099009901, 0.2524752475247525, 0.32178217821782173, 0.42079207920792083, 0.4108910891089109, 0.4801980198019802, 0.21287128712871284, 0.31188118811881194},
+       {2, 13, 5, 8, 19, 30, 24, 35, 46, 49, 60, 60, 2, 13, 5, 16, 27, 40, 32, 35, 46, 57, 51, 62, 2, 13, 5, 7, 29, 40, 32, 35, 54, 48, 51, 62, 2, 2, 15, 7, 29, 21, 32, 26, 56, 48, 51, 62, 10, 4, 15, 7, 29, 40, 40, 34, 56, 48, 59, 53, 1, 4, 15, 7, 18, 31, 23, 26, 56, 48, 50, 53}},
+      {"F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.7), _random_samples=S([1,2,2])) unbatched", {2, 8, 7}, [&S](const Tensor& x) { return F::fractional_max_pool2d_with_indices(x, F::FractionalMaxPool2dFuncOptions(2).output_ratio(nn::ExpandingArray<2, double>({0.5, 0.7}))._random_samples(S({1, 2, 2}))); }, {2, 4, 4},
+       {0.43069306930693074, 0.43069306930693074, 0.1633663366336634, 0.33168316831683164, 0.19306930693069302, 0.3613861386138614, 0.2920792079207921, 0.46039603960396036, 0.32178217821782173, 0.4900990099009901, 0.42079207920792083, 0.1534653465346535, 0.45049504950495045, 0.2524752475247525, 0.35148514851485146, 0.2821782178217822, 0.3811881188118812, 0.3811881188118812, 0.4801980198019802, 0.4108910891089109, 0.14356435643564358, 0.44059405940594054, 0.24257425742574257, 0.34158415841584155, 0.2722772277227723, 0.20297029702970293, 0.3712871287128713, 0.47029702970297027, 0.400990099009901, 0.33168316831683164, 0.43069306930693074, 0.23267326732673266},
+       {8, 8, 10, 5, 21, 16, 24, 19, 35, 30, 38, 40, 49, 43, 46, 54, 1, 1, 4, 12, 14, 23, 17, 20, 28, 36, 31, 34, 42, 50, 53, 47}},
+      {"F.fractional_max_pool3d(x, (2,2,3), output_size=(2,3,3), _random_samples=S([1,2,3]))", {1, 2, 5, 6, 7}, [&S](const Tensor& x) { return F::fractional_max_pool3d_with_indices(x, F::FractionalMaxPool3dFuncOptions({2, 2, 3}).output_size(nn::ExpandingArray<3>({2, 3, 3}))._random_samples(S({1, 2, 3}))); }, {1, 2, 2, 3, 3},
+       {0.45049504950495045, 0.35148514851485146, 0.35148514851485146, 0.3811881188118812, 0.4801980198019802, 0.4801980198019802, 0.4900990099009901, 0.4900990099009901, 0.34158415841584155, 0.4108910891089109, 0.3910891089108911, 0.4900990099009901, 0.47029702970297027, 0.47029702970297027, 0.3712871287128713, 0.4801980198019802, 0.400990099009901, 0.3811881188118812, 0.43069306930693074, 0.4801980198019802, 0.46039603960396036, 0.4900990099009901, 0.4108910891089109, 0.4108910891089109, 0.44059405940594054, 0.42079207920792083, 0.47029702970297027, 0.34158415841584155, 0.44059405940594054, 0.44059405940594054, 0.47029702970297027, 0.45049504950495045, 0.4801980198019802, 0.4108910891089109, 0.33168316831683164, 0.43069306930693074},
+       {49, 46, 46, 57, 60, 60, 30, 30, 76, 169, 128, 131, 191, 191, 188, 161, 199, 158, 0, 52, 11, 22, 60, 60, 71, 30, 82, 169, 172, 172, 183, 142, 153, 161, 199, 202}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.torch_call);
+    auto [values, indices] = c.fn(P(c.input_shape, 37, 101, 0));
+    CHECK(shape_value_mismatch(values, c.out, c.out_shape, 1e-12, 1e-13) == "");
+    CHECK(shape_value_mismatch(indices, c.indices, c.out_shape, 0, 0) == "");
+    auto fn = [&c](const std::vector<Tensor>& in) { return std::vector<Tensor>{std::get<0>(c.fn(in[0]))}; };
+    CHECK(gd::autograd::gradcheck(fn, {P(c.input_shape, 37, 101, 0).requires_grad_()}));
+    CHECK(gd::autograd::gradgradcheck(fn, {P(c.input_shape, 37, 101, 0).requires_grad_()}));
+  }
+  // Without samples the windows are drawn: the output has the asked size and
+  // holds values of the input; the module form is the same functional.
+  nn::FractionalMaxPool2d pool(nn::FractionalMaxPool2dOptions(2).output_ratio(0.5));
+  const Tensor x = P({1, 2, 8, 6}, 37, 101, 0);
+  auto [values, indices] = pool->forward_with_indices(x);
+  CHECK(values.sizes() == gd::IntArrayRef({1, 2, 4, 3}));
+  CHECK(value_mismatch(values, x.flatten(2).gather(2, indices.flatten(2)).view({1, 2, 4, 3}), 0, 0) == "");
+  CHECK(pool->repr() == "FractionalMaxPool2d()");
+  CHECK(pretty(pool) == "torch::nn::FractionalMaxPool2d()");
+  CHECK(error_of([] { nn::FractionalMaxPool2d(2); }) ==
+        "FractionalMaxPool2d requires specifying either an output size, or a pooling ratio");
+  CHECK(error_of([] { nn::FractionalMaxPool3d(nn::FractionalMaxPool3dOptions(2).output_size(2).output_ratio(0.5)); }) ==
+        "only one of output_size and output_ratio may be specified");
+  CHECK(error_of([] { nn::FractionalMaxPool2d(nn::FractionalMaxPool2dOptions(2).output_ratio(1.5)); }) ==
+        "output_ratio must be between 0 and 1 (got (1.5, 1.5))");
+  CHECK(error_of([&] { F::fractional_max_pool2d(x, F::FractionalMaxPool2dFuncOptions(3).output_size(7)); }) ==
+        "fractional_max_pool2d(): pool height 3 too large relative to input height 8");
+  CHECK(error_of([] {
+          F::fractional_max_pool3d(gd::zeros({1, 2, 8, 6, 5}), F::FractionalMaxPool3dFuncOptions(3).output_size(nn::ExpandingArray<3>({7, 6, 5})));
+        }) == "fractional_max_pool3d_out(): pool time 3 too large relative to input time 8");
 }
 
 TEST_CASE("conv modules: Conv1d, Conv3d, ConvTranspose*d with fixed weights match PyTorch") {
