@@ -1,16 +1,19 @@
 // The losses of nn::functional: checks with PyTorch's messages, then
 // compositions of differentiable ops, except binary_cross_entropy (a fused op
-// with PyTorch's gradient at 0 and 1) and the log_sigmoid inside
-// binary_cross_entropy_with_logits (a fused op, exact at x = 0).
+// with PyTorch's gradient at 0 and 1) and logsigmoid (an op of
+// nn/functional/activation.cpp, exact at x = 0).
 #include "nn/functional/loss.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <string>
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "nn/functional/activation.h"
+#include "nn/functional/distance.h"
 
 namespace gradiens::nn {
 
@@ -251,22 +254,23 @@ struct BinaryCrossEntropy {
   }
 };
 
-// log(sigmoid(x)) = -(max(-x, 0) + log1p(exp(-|x|))), finite for any finite x.
-// Its own op because the composition's gradient is wrong at x = 0: relu and
-// abs both take slope 0 there, which gives 0 instead of sigmoid(0) = 1/2.
-struct LogSigmoid {
-  static constexpr std::string_view name = "LogSigmoidBackward0";
-  static Tensor forward(Ctx& ctx, const Tensor& x) {
-    ctx.save_for_backward(x);
-    return -(relu(-x) + log1p(exp(-abs(x))));
-  }
-  static GradList backward(Ctx& ctx, const Tensor& g) { return {g * sigmoid(-ctx.saved(0))}; }
-};
-
 void check_regression_dtypes(const Tensor& input, const Tensor& target, std::string_view kernel) {
   if (!input.is_floating_point() && !target.is_floating_point())
     throw Error(fmt::format("\"{}\" not implemented for '{}'", kernel,
                             c10_type_name(promote_types(input.dtype(), target.dtype()))));
+}
+
+// x[n, index[n, j]] for a 2-D x and index: gather on the CPU; on CUDA, which
+// has no gather kernel yet, a one-hot product with the same gradient.
+Tensor take_rows(const Tensor& x, const Tensor& index) {
+  if (!x.device().is_cuda()) return x.gather(1, index);
+  Tensor one_hot = (index.unsqueeze(-1) == arange(x.size(1), TensorOptions().device(x.device()))).to(x.dtype());
+  return (x.unsqueeze(1) * one_hot).sum({-1});
+}
+
+// The class indices 0..classes-1 on x's device, shaped [1, classes].
+Tensor class_row(const Tensor& x, int64_t classes) {
+  return arange(classes, TensorOptions().device(x.device())).reshape({1, classes});
 }
 
 }  // namespace
@@ -320,7 +324,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_weight_dtype(input, options.weight());
   check_weight_dtype(input, options.pos_weight());
   // (1 - y) x + l * softplus(-x) with l = 1 + (p - 1) y; softplus(-x) = -log_sigmoid(x).
-  Tensor log_sig = apply<LogSigmoid>(input);
+  Tensor log_sig = logsigmoid(input);
   Tensor positive_weight = options.pos_weight().defined() ? 1 + (options.pos_weight() - 1) * target : Tensor();
   Tensor loss = positive_weight.defined() ? (1 - target) * input - positive_weight * log_sig
                                           : (1 - target) * input - log_sig;
@@ -372,6 +376,158 @@ Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions&
   if (options.reduction() != Reduction::BatchMean) return reduce(loss, options.reduction());
   Tensor total = loss.sum();
   return input.dim() == 0 ? total : total / static_cast<double>(input.size(0));
+}
+
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const HingeEmbeddingLossFuncOptions& options) {
+  check_floating(input, "hinge_embedding_loss");
+  Tensor margin_clamp = (options.margin() - input).clamp_min(0);
+  Tensor loss = where(target != 1, margin_clamp, 0.0) + where(target != -1, input, 0.0);
+  return reduce(loss, options.reduction());
+}
+
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& options) {
+  const int64_t p = options.p();
+  GD_CHECK(p == 1 || p == 2, "only p == 1 and p == 2 supported");
+  const int64_t ndim = input.dim();
+  GD_CHECK(input.numel() > 0 && ndim <= 2,
+           fmt::format("Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+                       sizes_string(input.sizes())));
+  const int64_t frames = ndim <= 1 ? 1 : input.size(0);
+  const int64_t classes = ndim == 0 ? 1 : input.size(ndim - 1);
+  GD_CHECK(target.dim() <= 1 && target.numel() == frames,
+           fmt::format("inconsistent target size, got: {}", sizes_string(target.sizes())));
+  check_floating(input, "multi_margin_loss");
+  check_index_target_dtype(target);
+  const Tensor& weight = options.weight();
+  GD_CHECK(!weight.defined() || (weight.dim() <= 1 && weight.numel() == classes),
+           fmt::format("inconsistent weight size, expected {} but got {}", classes,
+                       sizes_string(weight.defined() ? weight.sizes() : IntArrayRef())));
+  check_weight_dtype(input, weight);
+  Tensor y = target.to(kInt64).reshape({frames, 1});
+  GD_CHECK(((y >= 0) & (y < classes)).all().item<bool>(), "target out of range");
+  Tensor x = input.reshape({frames, classes});
+  Tensor z = (options.margin() - take_rows(x, y) + x).clamp_min(0);
+  if (p == 2) z = z * z;
+  if (weight.defined()) z = z * weight.reshape({-1}).index_select(0, y.reshape({-1})).reshape({frames, 1});
+  // The target's own class adds nothing.
+  Tensor loss = where(class_row(x, classes) == y, 0.0, z).sum({1}) / static_cast<double>(classes);
+  return reduce(loss.reshape(target.sizes()), options.reduction());
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options) {
+  const int64_t target_dim = target.dim();
+  GD_CHECK(target_dim == 0 || target_dim == 1, "0D or 1D target tensor expected, multi-target not supported");
+  GD_CHECK(input1.dim() == target_dim + 1 && input2.dim() == target_dim + 1,
+           fmt::format("{}D target tensor expects {}D input tensors, but found inputs with sizes {} and {}.",
+                       target_dim, target_dim + 1, sizes_string(input1.sizes()), sizes_string(input2.sizes())));
+  // PyTorch's EPSILON keeps a zero row from dividing by zero.
+  constexpr double epsilon = 1e-12;
+  Tensor product = (input1 * input2).sum({target_dim});
+  Tensor square1 = (input1 * input1).sum({target_dim}) + epsilon;
+  Tensor square2 = (input2 * input2).sum({target_dim}) + epsilon;
+  Tensor cos = product / (square1 * square2).sqrt();
+  Tensor loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - options.margin()).clamp_min(0), 0.0);
+  return reduce(loss, options.reduction());
+}
+
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              const MultilabelMarginLossFuncOptions& options) {
+  const int64_t ndim = input.dim();
+  const bool valid_input = (ndim == 2 && input.size(1) != 0) || (ndim == 1 && input.size(0) != 0) || ndim == 0;
+  GD_CHECK(valid_input, fmt::format("Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+                                    sizes_string(input.sizes())));
+  const int64_t frames = ndim <= 1 ? 1 : input.size(0);
+  const int64_t classes = ndim == 0 ? 1 : input.size(ndim - 1);
+  const bool valid_target = ndim <= 1 ? target.dim() <= 1 && target.numel() == classes
+                                      : target.dim() == 2 && target.size(0) == frames && target.size(1) == classes;
+  GD_CHECK(valid_target,
+           fmt::format("inconsistent size {} for argument #2 'target'", sizes_string(target.sizes())));
+  check_floating(input, "multilabel_margin_loss");
+  GD_CHECK(target.dtype() == kInt64, fmt::format("expected scalar type Long but found {}", c10_type_name(target.dtype())));
+  GD_CHECK(((target >= -1) & (target < classes)).all().item<bool>(), "argument #2 'target' is out of range");
+  Tensor x = input.reshape({frames, classes});
+  Tensor y = target.reshape({frames, classes});
+  // The listed targets: the entries before a row's first -1 (repeats count again, as in PyTorch).
+  Tensor listed = (y != -1).to(kInt64).cumprod(1) != 0;
+  Tensor safe = y.masked_fill(listed.logical_not(), 0);
+  Tensor is_target = ((safe.unsqueeze(-1) == class_row(x, classes).unsqueeze(0)) & listed.unsqueeze(-1)).any(1);
+  // z[n, j, i] = max(0, 1 - (x[n, y[n, j]] - x[n, i])) for listed j and unlisted i.
+  Tensor z = (1 - take_rows(x, safe).unsqueeze(-1) + x.unsqueeze(1)).clamp_min(0);
+  Tensor counted = listed.unsqueeze(-1) & is_target.logical_not().unsqueeze(1);
+  Tensor loss = where(counted, z, 0.0).sum({1, 2}) / static_cast<double>(classes);
+  return reduce(ndim <= 1 ? loss.reshape({}) : loss, options.reduction());
+}
+
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& options) {
+  check_floating(input, "soft_margin_loss");
+  return reduce(log1p(exp(-input * target)), options.reduction());
+}
+
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options) {
+  check_floating(input, "multilabel_soft_margin_loss");
+  Tensor loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input));
+  if (options.weight().defined()) loss = loss * options.weight();
+  const int64_t class_dim = input.dim() - 1;
+  loss = loss.sum({class_dim}) / static_cast<double>(input.size(class_dim));
+  return reduce(loss, options.reduction());
+}
+
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options) {
+  GD_CHECK(anchor.dim() == positive.dim() && positive.dim() == negative.dim(),
+           fmt::format("All inputs should have same dimension but got {}D, {}D and {}D inputs.", anchor.dim(),
+                       positive.dim(), negative.dim()));
+  auto distance = PairwiseDistanceFuncOptions().p(options.p()).eps(options.eps());
+  Tensor positive_distance = pairwise_distance(anchor, positive, distance);
+  Tensor negative_distance = pairwise_distance(anchor, negative, distance);
+  if (options.swap()) negative_distance = minimum(negative_distance, pairwise_distance(positive, negative, distance));
+  return reduce((options.margin() + positive_distance - negative_distance).clamp_min(0), options.reduction());
+}
+
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options) {
+  auto distance = [&](const Tensor& a, const Tensor& b) {
+    return options.distance_function() ? (*options.distance_function())(a, b) : pairwise_distance(a, b);
+  };
+  Tensor positive_distance = distance(anchor, positive);
+  Tensor negative_distance = distance(anchor, negative);
+  if (options.swap()) negative_distance = minimum(negative_distance, distance(positive, negative));
+  return reduce((options.margin() + positive_distance - negative_distance).clamp_min(0), options.reduction());
+}
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options) {
+  GD_CHECK(input1.dim() == input2.dim() && input1.dim() == target.dim(),
+           fmt::format("margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
+                       "{}, input2: {}, target: {} ",
+                       sizes_string(input1.sizes()), sizes_string(input2.sizes()), sizes_string(target.sizes())));
+  return reduce((-target * (input1 - input2) + options.margin()).clamp_min(0), options.reduction());
+}
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options) {
+  check_floating(input, "poisson_nll_loss");
+  Tensor loss = options.log_input() ? exp(input) - target * input : input - target * log(input + options.eps());
+  if (options.full()) {
+    // Stirling's term for log(target!), counted where target > 1 only.
+    Tensor stirling = target * log(target) - target + 0.5 * log(2 * M_PI * target);
+    loss = loss + where(target > 1, stirling, 0.0);
+  }
+  return reduce(loss, options.reduction());
+}
+
+Tensor one_hot(const Tensor& tensor, int64_t num_classes) {
+  GD_CHECK(tensor.dtype() == kInt64, "one_hot is only applicable to index tensor.");
+  if (num_classes == -1) {
+    GD_CHECK(tensor.numel() > 0, "Can not infer total number of classes from empty tensor.");
+    num_classes = tensor.max().item<int64_t>() + 1;
+  }
+  if (tensor.numel() > 0) {
+    GD_CHECK(tensor.min().item<int64_t>() >= 0, "Class values must be non-negative.");
+    GD_CHECK(tensor.max().item<int64_t>() < num_classes, "Class values must be smaller than num_classes.");
+  }
+  return (tensor.unsqueeze(-1) == arange(num_classes, TensorOptions().device(tensor.device()))).to(kInt64);
 }
 
 }  // namespace functional

@@ -1,12 +1,16 @@
 // The losses of torch.nn.functional (cross_entropy, nll_loss, the two binary
-// cross entropies, mse, l1, huber, smooth_l1, kl_div) and their options structs,
-// named as in libtorch (CrossEntropyLossOptions / CrossEntropyFuncOptions, ...).
+// cross entropies, mse, l1, huber, smooth_l1, kl_div, the margin and embedding
+// losses, poisson_nll) and their options structs, named as in libtorch
+// (CrossEntropyLossOptions / CrossEntropyFuncOptions, ...).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string_view>
 
 #include "engine/tensor.h"
+#include "nn/functional/options.h"
 
 namespace gradiens::nn {
 
@@ -176,6 +180,81 @@ struct KLDivLossOptions : detail::ReductionOption<KLDivLossOptions> {
   bool log_target_ = false;
 };
 
+// Per element: x where y == 1, max(0, margin - x) where y == -1 (y broadcast against x).
+struct HingeEmbeddingLossOptions : detail::ReductionOption<HingeEmbeddingLossOptions> {
+  HingeEmbeddingLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(double, margin) = 1.0;
+};
+
+// Per sample of an (N, C) or (C) input and class-index target: the sum over
+// classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y]) over C.
+struct MultiMarginLossOptions : detail::ReductionOption<MultiMarginLossOptions> {
+  MultiMarginLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(int64_t, p) = 1;
+  GRADIENS_ARG(double, margin) = 1.0;
+  GRADIENS_ARG(Tensor, weight);
+};
+
+// Per pair of rows: 1 - cos where y == 1, max(0, cos - margin) where y == -1.
+struct CosineEmbeddingLossOptions : detail::ReductionOption<CosineEmbeddingLossOptions> {
+  CosineEmbeddingLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(double, margin) = 0.0;
+};
+
+// Per sample: the target lists class indices up to its first -1; the sum over
+// listed j and unlisted i of max(0, 1 - (x[j] - x[i])), over C.
+struct MultiLabelMarginLossOptions : detail::ReductionOption<MultiLabelMarginLossOptions> {
+  MultiLabelMarginLossOptions() = default;
+  MultiLabelMarginLossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+};
+
+// log(1 + exp(-y x)) per element.
+struct SoftMarginLossOptions : detail::ReductionOption<SoftMarginLossOptions> {
+  SoftMarginLossOptions() = default;
+  SoftMarginLossOptions(Reduction reduction) : ReductionOption(reduction) {}  // NOLINT: implicit as libtorch's
+};
+
+// The mean over classes of the binary cross entropy of logits, per sample;
+// `weight` rescales each class.
+struct MultiLabelSoftMarginLossOptions : detail::ReductionOption<MultiLabelSoftMarginLossOptions> {
+  MultiLabelSoftMarginLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(Tensor, weight);
+};
+
+// max(0, margin + d(a, p) - d(a, n)) with d the p-norm pairwise distance;
+// swap: d(a, n) becomes min(d(a, n), d(p, n)).
+struct TripletMarginLossOptions : detail::ReductionOption<TripletMarginLossOptions> {
+  TripletMarginLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(double, margin) = 1.0;
+  GRADIENS_ARG(double, p) = 2.0;
+  GRADIENS_ARG(double, eps) = 1e-6;
+  GRADIENS_ARG(bool, swap) = false;
+};
+
+// TripletMarginLoss with any distance function (default: pairwise_distance).
+struct TripletMarginWithDistanceLossOptions : detail::ReductionOption<TripletMarginWithDistanceLossOptions> {
+  TripletMarginWithDistanceLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  using distance_function_t = std::function<Tensor(const Tensor&, const Tensor&)>;
+  GRADIENS_ARG(std::optional<distance_function_t>, distance_function) = std::nullopt;
+  GRADIENS_ARG(double, margin) = 1.0;
+  GRADIENS_ARG(bool, swap) = false;
+};
+
+// max(0, -y (x1 - x2) + margin) per element.
+struct MarginRankingLossOptions : detail::ReductionOption<MarginRankingLossOptions> {
+  MarginRankingLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(double, margin) = 0.0;
+};
+
+// log_input: exp(x) - y x; otherwise x - y log(x + eps). full adds Stirling's
+// approximation of log(y!) where y > 1.
+struct PoissonNLLLossOptions : detail::ReductionOption<PoissonNLLLossOptions> {
+  PoissonNLLLossOptions() = default;  // not an aggregate: the base's constructor is protected
+  GRADIENS_ARG(bool, log_input) = true;
+  GRADIENS_ARG(bool, full) = false;
+  GRADIENS_ARG(double, eps) = 1e-8;
+};
+
 namespace functional {
 
 using CrossEntropyFuncOptions = CrossEntropyLossOptions;
@@ -187,6 +266,16 @@ using L1LossFuncOptions = L1LossOptions;
 using HuberLossFuncOptions = HuberLossOptions;
 using SmoothL1LossFuncOptions = SmoothL1LossOptions;
 using KLDivFuncOptions = KLDivLossOptions;
+using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
+using MultiMarginLossFuncOptions = MultiMarginLossOptions;
+using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
+using MultilabelMarginLossFuncOptions = MultiLabelMarginLossOptions;
+using SoftMarginLossFuncOptions = SoftMarginLossOptions;
+using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
+using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
+using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
 
 // Shapes (C = classes): input (N, C, d1, ...), (N, C) or unbatched (C).
 // Class-index target: integer (int64 or uint8) of shape (N, d1, ...), (N) or ();
@@ -210,6 +299,30 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {});
 // input holds log-probabilities; target probabilities (or log-probabilities with log_target).
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
+// The margin and embedding losses, as PyTorch computes them (compositions
+// throughout; the derivative at a hinge's kink is clamp_min's).
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                            const HingeEmbeddingLossFuncOptions& options = {});
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& options = {});
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options = {});
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              const MultilabelMarginLossFuncOptions& options = {});
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& options = {});
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options = {});
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options = {});
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options = {});
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options = {});
+// input holds log-rates (log_input) or rates; target counts.
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options = {});
+
+// Class indices (int64) as one-hot int64 vectors along a new last dim of
+// num_classes entries (-1: the largest index + 1). Not differentiable.
+Tensor one_hot(const Tensor& tensor, int64_t num_classes = -1);
 
 }  // namespace functional
 }  // namespace gradiens::nn

@@ -1,8 +1,10 @@
-// BatchNorm1d/2d: registration, the running-statistics bookkeeping of
+// BatchNorm1d/2d/3d: registration, the running-statistics bookkeeping of
 // PyTorch's _BatchNorm.forward, and printing.
 #include "nn/modules/batchnorm.h"
 
 #include <fmt/format.h>
+
+#include <ostream>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
@@ -66,6 +68,13 @@ std::string BatchNormImplBase::extra_repr() const {
                      options.affine_ ? "True" : "False", options.track_running_stats_ ? "True" : "False");
 }
 
+void BatchNormImplBase::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::" << name() << "(" << options.num_features_ << ", eps=" << detail::libtorch_float(options.eps_)
+         << ", momentum=" << (options.momentum_ ? detail::libtorch_float(*options.momentum_) : "None")
+         << ", affine=" << (options.affine_ ? "true" : "false")
+         << ", track_running_stats=" << (options.track_running_stats_ ? "true" : "false") << ")";
+}
+
 void BatchNorm1dImpl::check_input_dim(const Tensor& input) const {
   GD_CHECK(input.dim() == 2 || input.dim() == 3,
            fmt::format("expected 2D or 3D input (got {}D input)", input.dim()));
@@ -73,6 +82,10 @@ void BatchNorm1dImpl::check_input_dim(const Tensor& input) const {
 
 void BatchNorm2dImpl::check_input_dim(const Tensor& input) const {
   GD_CHECK(input.dim() == 4, fmt::format("expected 4D input (got {}D input)", input.dim()));
+}
+
+void BatchNorm3dImpl::check_input_dim(const Tensor& input) const {
+  GD_CHECK(input.dim() == 5, fmt::format("expected 5D input (got {}D input)", input.dim()));
 }
 
 }  // namespace gradiens::nn

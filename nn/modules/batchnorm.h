@@ -1,42 +1,28 @@
-// BatchNorm1d and BatchNorm2d over the engine's batch_norm: batch statistics
+// BatchNorm1d, BatchNorm2d and BatchNorm3d over the engine's batch_norm: batch statistics
 // in training (updating the running ones), running statistics in evaluation.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 
+#include "nn/functional/options.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
 
 struct BatchNormOptions {
-  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}
-  BatchNormOptions& eps(double v) {
-    eps_ = v;
-    return *this;
-  }
+  BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT: implicit as libtorch's
+  GRADIENS_ARG(int64_t, num_features);
+  GRADIENS_ARG(double, eps) = 1e-5;
   // nullopt: a cumulative moving average (running stat = mean of all batches
   // so far), as PyTorch's momentum=None.
-  BatchNormOptions& momentum(std::optional<double> v) {
-    momentum_ = v;
-    return *this;
-  }
-  BatchNormOptions& affine(bool v) {
-    affine_ = v;
-    return *this;
-  }
-  BatchNormOptions& track_running_stats(bool v) {
-    track_running_stats_ = v;
-    return *this;
-  }
-  int64_t num_features_;
-  double eps_ = 1e-5;
-  std::optional<double> momentum_ = 0.1;
-  bool affine_ = true;
-  bool track_running_stats_ = true;
+  GRADIENS_ARG(std::optional<double>, momentum) = 0.1;
+  GRADIENS_ARG(bool, affine) = true;
+  GRADIENS_ARG(bool, track_running_stats) = true;
 };
 
-// What BatchNorm1d and BatchNorm2d share; they differ in the input dims they accept.
+// What BatchNorm1d, 2d and 3d share; they differ in the input dims they accept.
 //
 // Registered as PyTorch's: parameters weight (ones) and bias (zeros) when
 // affine; buffers running_mean (zeros), running_var (ones) and the int64
@@ -53,6 +39,8 @@ class BatchNormImplBase : public Module {
   // reset_running_stats, then weight = 1 and bias = 0.
   void reset_parameters();
   std::string extra_repr() const override;
+  // libtorch's form: torch::nn::BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true).
+  void pretty_print(std::ostream& stream) const;
 
   BatchNormOptions options;
   Tensor weight, bias;                                        // undefined without affine
@@ -84,5 +72,16 @@ class BatchNorm2dImpl : public BatchNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(BatchNorm2d);
+
+// Over (N, C, D, H, W) input.
+class BatchNorm3dImpl : public BatchNormImplBase {
+ public:
+  explicit BatchNorm3dImpl(int64_t num_features) : BatchNorm3dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm3dImpl(const BatchNormOptions& options) : BatchNormImplBase("BatchNorm3d", options) {}
+
+ protected:
+  void check_input_dim(const Tensor& input) const override;
+};
+GRADIENS_MODULE(BatchNorm3d);
 
 }  // namespace gradiens::nn

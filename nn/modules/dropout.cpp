@@ -1,36 +1,62 @@
-// Dropout over the engine's dropout op.
+// The dropout modules over nn::functional's dropouts.
 #include "nn/modules/dropout.h"
 
 #include <fmt/format.h>
 
+#include <ostream>
+
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
 #include "engine/nn_ops.h"
+#include "nn/functional/dropout.h"
 #include "nn/modules/activation.h"
 
 namespace gradiens::nn {
 
-DropoutImpl::DropoutImpl(const DropoutOptions& options_) : Module("Dropout"), options(options_) {
-  GD_CHECK(options.p_ >= 0 && options.p_ <= 1,
-           fmt::format("dropout probability has to be between 0 and 1, but got {}", options.p_));
+namespace detail {
+
+DropoutImplBase::DropoutImplBase(std::string name, const DropoutOptions& options_)
+    : Module(std::move(name)), options(options_) {
+  GD_CHECK(options.p() >= 0 && options.p() <= 1,
+           fmt::format("dropout probability has to be between 0 and 1, but got {}", options.p()));
 }
+
+std::string DropoutImplBase::extra_repr() const {
+  return "p=" + python_float(options.p()) + ", inplace=" + (options.inplace() ? "True" : "False");
+}
+
+void DropoutImplBase::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::" << name() << "(p=" << libtorch_float(options.p())
+         << ", inplace=" << (options.inplace() ? "true" : "false") << ")";
+}
+
+}  // namespace detail
 
 Tensor DropoutImpl::forward(const Tensor& input) {
-  if (!options.inplace_ || !is_training() || options.p_ == 0) return dropout(input, options.p_, is_training());
-  // The engine's dropout of ones is the scaled mask itself; the in-place
-  // multiply then records only the mask, as PyTorch's dropout_ does.
-  Tensor mask;
-  {
-    NoGradGuard no_grad;
-    mask = dropout(ones_like(input), options.p_, true);
-  }
-  Tensor self = input;
-  self.mul_(mask);
-  return input;
+  return functional::dropout(
+      input, functional::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
 }
 
-std::string DropoutImpl::extra_repr() const {
-  return "p=" + detail::python_float(options.p_) + ", inplace=" + (options.inplace_ ? "True" : "False");
+Tensor Dropout2dImpl::forward(const Tensor& input) {
+  return functional::dropout2d(
+      input, functional::Dropout2dFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
+
+Tensor Dropout3dImpl::forward(const Tensor& input) {
+  return functional::dropout3d(
+      input, functional::Dropout3dFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
+
+Tensor AlphaDropoutImpl::forward(const Tensor& input) {
+  return functional::alpha_dropout(
+      input, functional::AlphaDropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
+
+Tensor FeatureAlphaDropoutImpl::forward(const Tensor& input) {
+  return functional::feature_alpha_dropout(input, functional::FeatureAlphaDropoutFuncOptions()
+                                                      .p(options.p())
+                                                      .training(is_training())
+                                                      .inplace(options.inplace()));
 }
 
 }  // namespace gradiens::nn

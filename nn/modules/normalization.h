@@ -1,27 +1,23 @@
-// LayerNorm over the engine's layer_norm: normalization over the trailing
-// dims with an elementwise affine transform.
+// LayerNorm over the engine's layer_norm (normalization over the trailing
+// dims with an elementwise affine transform), GroupNorm and LocalResponseNorm
+// over their nn::functional forms.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "nn/functional/normalization.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
 
 struct LayerNormOptions {
-  LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}
-  LayerNormOptions& eps(double v) {
-    eps_ = v;
-    return *this;
-  }
-  LayerNormOptions& elementwise_affine(bool v) {
-    elementwise_affine_ = v;
-    return *this;
-  }
-  std::vector<int64_t> normalized_shape_;
-  double eps_ = 1e-5;
-  bool elementwise_affine_ = true;
+  LayerNormOptions(std::vector<int64_t> normalized_shape)  // NOLINT: implicit as libtorch's
+      : normalized_shape_(std::move(normalized_shape)) {}
+  GRADIENS_ARG(std::vector<int64_t>, normalized_shape);
+  GRADIENS_ARG(double, eps) = 1e-5;
+  GRADIENS_ARG(bool, elementwise_affine) = true;
 };
 
 // Normalizes over the trailing dims given by normalized_shape (biased
@@ -39,10 +35,39 @@ class LayerNormImpl : public Module {
   void reset_parameters();
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
+  // torch::nn::LayerNorm([2, 2], eps=1e-05, elementwise_affine=true)
+  void pretty_print(std::ostream& stream) const;
 
   LayerNormOptions options;
   Tensor weight, bias;  // undefined without elementwise_affine
 };
 GRADIENS_MODULE(LayerNorm);
+
+// num_channels must be divisible by num_groups (checked at construction).
+class GroupNormImpl : public Module {
+ public:
+  GroupNormImpl(int64_t num_groups, int64_t num_channels) : GroupNormImpl(GroupNormOptions(num_groups, num_channels)) {}
+  explicit GroupNormImpl(const GroupNormOptions& options);
+  // weight = 1, bias = 0.
+  void reset_parameters();
+  Tensor forward(const Tensor& input);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+
+  GroupNormOptions options;
+  Tensor weight, bias;  // undefined without affine
+};
+GRADIENS_MODULE(GroupNorm);
+
+class LocalResponseNormImpl : public Module {
+ public:
+  explicit LocalResponseNormImpl(const LocalResponseNormOptions& options) : Module("LocalResponseNorm"), options(options) {}
+  Tensor forward(const Tensor& input) { return functional::local_response_norm(input, options); }
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+
+  LocalResponseNormOptions options;
+};
+GRADIENS_MODULE(LocalResponseNorm);
 
 }  // namespace gradiens::nn
