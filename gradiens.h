@@ -4,6 +4,7 @@
 
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/checkpoint.h"
+#include "engine/autograd/custom_function.h"
 #include "engine/autograd/forward_ad.h"
 #include "engine/autograd/functional.h"
 #include "engine/autograd/grad_mode.h"
@@ -17,6 +18,7 @@
 #include "engine/sparse.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"
+#include "engine/warning.h"
 #include "nn/nn.h"
 #include "data/data.h"
 #include "optim/optim.h"

@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gradiens gradiens_nn gradiens_optim gradiens_data gradiens_pinn gradiens_engine gradiens_kernels
+install(TARGETS gradiens gradiens_torch_compat gradiens_nn gradiens_optim gradiens_data gradiens_pinn gradiens_engine gradiens_kernels
   EXPORT gradiensTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -16,7 +16,10 @@ install(FILES gradiens.h DESTINATION include/gradiens)
 foreach(dir kernels engine nn optim data pinn)
   install(DIRECTORY ${dir}/ DESTINATION include/gradiens/${dir} FILES_MATCHING PATTERN "*.h")
 endforeach()
+install(DIRECTORY compat/include/ DESTINATION include/gradiens/compat)
 install(EXPORT gradiensTargets NAMESPACE gradiens:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)
+# The build tree is a package too: find_package(gradiens) with gradiens_DIR=<build dir>.
+export(EXPORT gradiensTargets NAMESPACE gradiens:: FILE ${PROJECT_BINARY_DIR}/gradiensTargets.cmake)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gradiensConfig.cmake.in
   ${PROJECT_BINARY_DIR}/gradiensConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gradiens)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/gradiensConfigVersion.cmake COMPATIBILITY SameMajorVersion)

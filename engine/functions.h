@@ -22,6 +22,7 @@ Tensor eye(int64_t n, const TensorOptions& options = {});
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 Tensor arange(Scalar end, const TensorOptions& options = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, const TensorOptions& options = {});
+Tensor arange(Scalar start, Scalar end, const TensorOptions& options);
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options = {});
 Tensor scalar_tensor(Scalar value, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
@@ -41,6 +42,9 @@ Tensor randn(IntArrayRef sizes, const TensorOptions& options = {});
 Tensor randn(IntArrayRef sizes, Generator& generator, const TensorOptions& options = {});
 Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
 Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+// Integers uniform in [low, high) (low = 0 when not given), shaped like t, of t's dtype unless options say.
+Tensor randint_like(const Tensor& t, int64_t high, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options = {});
 
 // ---- elementwise (engine/ops/binary.cpp, engine/ops/unary.cpp) ----
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
@@ -58,6 +62,9 @@ Tensor pow(const Tensor& base, const Tensor& exponent);
 Tensor pow(const Tensor& base, Scalar exponent);
 Tensor pow(Scalar base, const Tensor& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
+// libtorch's max(a, b) / min(a, b): maximum / minimum.
+Tensor max(const Tensor& a, const Tensor& b);
+Tensor min(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor clamp_min(const Tensor& x, Scalar min);

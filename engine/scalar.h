@@ -34,10 +34,19 @@ class Scalar {
   }
   double to_double() const { return to<double>(); }
   int64_t to_long() const { return to<int64_t>(); }
+  // libtorch's spellings.
+  double toDouble() const { return to<double>(); }
+  float toFloat() const { return to<float>(); }
+  int64_t toLong() const { return to<int64_t>(); }
+  int toInt() const { return to<int>(); }
+  bool toBool() const { return kind_ == Kind::Floating ? d_ != 0 : i_ != 0; }
+  bool isFloatingPoint() const { return is_floating_point(); }
+  bool isIntegral(bool include_bool) const { return is_integral() || (include_bool && is_boolean()); }
+  bool isBoolean() const { return is_boolean(); }
 
   // The dtype a 0-dim tensor made from this scalar alone would have.
   ScalarType default_dtype() const {
-    return kind_ == Kind::Floating ? kFloat32 : kind_ == Kind::Integral ? kInt64 : kBool;
+    return kind_ == Kind::Floating ? get_default_dtype() : kind_ == Kind::Integral ? kInt64 : kBool;
   }
 
  private:

@@ -1,6 +1,8 @@
 // StorageImpl: allocation through the caching allocator, or wrapping user memory.
 #include "engine/storage.h"
 
+#include <cstring>
+
 #include "engine/allocator.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/error.h"
@@ -22,6 +24,24 @@ StorageImpl::StorageImpl(size_t bytes, Device device)
 
 StorageImpl::StorageImpl(void* data, size_t bytes, Device device, std::function<void(void*)> deleter)
     : data_(data), nbytes_(bytes), device_(device), deleter_(std::move(deleter)), owned_by_allocator_(false) {}
+
+void StorageImpl::grow(size_t bytes) {
+  if (bytes <= nbytes_) return;
+  GD_CHECK(owned_by_allocator_ && !pinned_,
+           "Trying to resize storage that is not resizable (it wraps memory gradiens does not own)");
+  void* grown = nullptr;
+  if (device_.is_cuda()) {
+    grown = kernels::cuda::device_malloc(bytes, device_.index());
+    if (nbytes_ > 0) kernels::cuda::copy_device_to_device(grown, data_, nbytes_, device_.index());
+    kernels::cuda::device_free(data_, device_.index());
+  } else {
+    grown = cpu_allocator::allocate(bytes);
+    if (nbytes_ > 0) std::memcpy(grown, data_, nbytes_);
+    cpu_allocator::deallocate(data_);
+  }
+  data_ = grown;
+  nbytes_ = bytes;
+}
 
 StorageImpl::~StorageImpl() {
   if (owned_by_allocator_ && device_.is_cuda()) kernels::cuda::device_free(data_, device_.index());

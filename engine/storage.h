@@ -35,6 +35,10 @@ class StorageImpl {
   // Page-locked host memory (Tensor::pin_memory).
   bool is_pinned() const { return pinned_; }
   void set_pinned(bool pinned) { pinned_ = pinned; }
+  // Enlarges the buffer to `bytes` in place (every tensor sharing the storage
+  // sees the new buffer), keeping the old bytes first, as Tensor::resize_ needs.
+  // Only memory from the caching allocator can grow.
+  void grow(size_t bytes);
 
  private:
   void* data_;

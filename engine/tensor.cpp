@@ -35,6 +35,9 @@ std::string Device::str() const {
 }
 
 std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.str(); }
+std::ostream& operator<<(std::ostream& out, Layout layout) {
+  return out << (layout == Layout::Sparse ? "Sparse" : "Strided");
+}
 
 void TensorImpl::throw_no_dense_data() {
   throw Error("this tensor has no dense data: it is a sparse COO tensor (or made from one), which dense ops do not "
@@ -65,6 +68,8 @@ T* Tensor::data_ptr() const {
                                                         dtype_name(scalar_type_of<T>()), dtype_name(dtype())));
   return static_cast<T*>(data_ptr());
 }
+
+void Tensor::throw_no_version_counter() { throw Error("Inference tensors do not track version counter."); }
 
 void Tensor::throw_not_on_cpu() const {
   throw Error(fmt::format("this operation has no CUDA kernel yet and needs the tensor ({} on {}) in CPU memory: move "

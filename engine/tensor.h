@@ -81,6 +81,15 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  // Assigning to a named tensor rebinds the handle; assigning to a temporary
+  // (`x[0] = y`, `x.index({0}) = 1.5`) writes into the elements it views, as libtorch.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& source) && { return copy_(source); }
+  Tensor& operator=(Tensor&& source) && { return copy_(source); }
+  Tensor& operator=(Scalar value) && { return fill_(value); }
 
   // ---- handle and metadata ----
   bool defined() const { return impl_ != nullptr; }
@@ -112,6 +121,9 @@ class Tensor {
   bool is_signed() const { return dtype() != kBool && dtype() != kUInt8; }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
+  // Strided for dense tensors, Sparse for COO ones (engine/sparse.h).
+  Layout layout() const;
+  bool is_sparse() const { return layout() == Layout::Sparse; }
   const Storage& storage() const { return checked().storage; }
   std::string toString() const;  // "CPUDoubleType"-like short description: "DoubleTensor [3, 4]"
 
@@ -139,6 +151,11 @@ class Tensor {
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& options, bool copy = false) const;
+  // To other's device and dtype.
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor half() const { return to(kFloat16); }
+  Tensor bfloat16() const { return to(kBFloat16); }
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor cuda() const { return to(Device(kCUDA)); }
   // A copy in page-locked host memory (needs a CUDA device), from which
@@ -156,6 +173,9 @@ class Tensor {
   Tensor detach() const;
   // libtorch's Tensor::data(): the same storage without autograd history (detach()).
   Tensor data() const { return detach(); }
+  // libtorch's names for the same: a new handle to the data, outside any graph.
+  Tensor tensor_data() const { return detach(); }
+  Tensor variable_data() const { return detach(); }
   Tensor& detach_();
   // Replaces this tensor's storage, geometry and dtype with new_data's, keeping
   // its identity and autograd flags (PyTorch's `param.data = ...`): how
@@ -181,8 +201,9 @@ class Tensor {
   uint32_t output_nr() const { return checked().output_nr; }
   void retain_grad();
   bool retains_grad() const { return checked().retains_grad; }
+  // With `inputs`, gradients accumulate into those tensors only (leaves or not).
   void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false) const;
+                bool create_graph = false, std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
   // Hooks run when this tensor's gradient is computed; returns a handle for remove_hook.
   unsigned register_hook(TensorHook hook) const;
   template <class F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F, const Tensor&>>, int> = 0>
@@ -193,7 +214,12 @@ class Tensor {
     }));
   }
   void remove_hook(unsigned handle) const;
-  uint32_t _version() const { return checked().storage->version(); }
+  uint32_t _version() const {
+    if (checked().is_inference) throw_no_version_counter();
+    return checked().storage->version();
+  }
+  // Made under an InferenceMode guard (Note [Inference mode]).
+  bool is_inference() const { return checked().is_inference; }
   // Marks an in-place write: bumps the version shared by every view of the storage.
   void bump_version() const { checked().storage->bump_version(); }
 
@@ -240,6 +266,8 @@ class Tensor {
   Tensor multiply(const Tensor& other) const;
   Tensor multiply(Scalar other) const;
   bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  // Same sizes and elements.
+  bool equal(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
   Tensor div(Scalar other) const;
   Tensor pow(const Tensor& exponent) const;
@@ -317,6 +345,16 @@ class Tensor {
   Tensor& uniform_(double from = 0, double to = 1);
   Tensor& normal_(double mean = 0, double std = 1);
   Tensor& bernoulli_(double p = 0.5);
+  // Integers drawn uniformly from [from, to) (to: one past the largest value the
+  // dtype holds exactly, 2^24 for float32, 2^53 for float64), as PyTorch's random_.
+  Tensor& random_(int64_t from, std::optional<int64_t> to);
+  Tensor& random_(int64_t to);
+  Tensor& random_();
+  // Gives the tensor `sizes` (contiguous strides), keeping its storage when that
+  // is large enough and growing it otherwise (the first elements keep their
+  // values; new ones are uninitialized), as PyTorch's resize_.
+  Tensor& resize_(IntArrayRef sizes, std::optional<MemoryFormat> memory_format = std::nullopt);
+  Tensor& resize_as_(const Tensor& other) { return resize_(other.sizes()); }
 
   // ---- reductions (engine/ops/reduce.cpp) ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
@@ -427,6 +465,7 @@ class Tensor {
 
  private:
   [[noreturn]] void throw_not_on_cpu() const;
+  [[noreturn]] static void throw_no_version_counter();
   TensorImpl& checked() const {
     if (!impl_) throw_undefined();
     return *impl_;

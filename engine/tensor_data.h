@@ -51,9 +51,9 @@ class TensorDataContainer {
   TensorDataContainer(Tensor values, ScalarType element);
 
   template <class T>
-  static constexpr ScalarType value_dtype() {
+  static ScalarType value_dtype() {
     if constexpr (std::is_same_v<T, bool>) return kBool;
-    else if constexpr (std::is_floating_point_v<T>) return kFloat32;
+    else if constexpr (std::is_floating_point_v<T>) return get_default_dtype();
     else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
     else return kInt64;
   }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/autograd/grad_mode.h"
 #include "engine/storage.h"
 #include "kernels/scalar_type.h"
 #include "kernels/small_vector.h"
@@ -19,7 +20,7 @@ struct SparseCOO;  // engine/sparse.h
 struct TensorImpl {
   TensorImpl(Storage storage, DimVector sizes, DimVector strides, int64_t storage_offset, ScalarType dtype)
       : storage(std::move(storage)), sizes(std::move(sizes)), strides(std::move(strides)),
-        storage_offset(storage_offset), dtype(dtype) {
+        storage_offset(storage_offset), dtype(dtype), is_inference(InferenceMode::is_enabled()) {
     refresh_geometry();
   }
 
@@ -54,6 +55,9 @@ struct TensorImpl {
   ScalarType dtype;
   int64_t numel = 0;
   bool is_contiguous = true;
+  // Allocated under an InferenceMode guard (Note [Inference mode]); a view
+  // takes its base's.
+  bool is_inference = false;
 
   // Autograd metadata. A leaf has no grad_fn; a leaf that requires grad gets an
   // AccumulateGrad node on first use, kept here so its hooks survive.

@@ -2,6 +2,7 @@
 // libtorch: TensorOptions().dtype(kFloat64).requires_grad(true).
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 
 #include "engine/device.h"
@@ -18,19 +19,34 @@ constexpr MemoryFormat preserve_format = MemoryFormat::Preserve;
 constexpr MemoryFormat channels_last = MemoryFormat::ChannelsLast;
 constexpr MemoryFormat channels_last_3d = MemoryFormat::ChannelsLast3d;
 
+// How a tensor stores its elements, as PyTorch's torch.layout: Strided (dense,
+// sizes and strides) or Sparse (COO indices and values, engine/sparse.h).
+enum class Layout : int8_t { Strided, Sparse };
+constexpr Layout kStrided = Layout::Strided;
+constexpr Layout kSparse = Layout::Sparse;
+// Prints "Strided" or "Sparse", as libtorch.
+std::ostream& operator<<(std::ostream& out, Layout layout);
+
 class TensorOptions {
  public:
   TensorOptions() = default;
   TensorOptions(ScalarType dtype) : dtype_(dtype) {}
   TensorOptions(Device device) : device_(device) {}
   TensorOptions(DeviceType device) : device_(Device(device)) {}
+  TensorOptions(Layout layout) : layout_(layout) {}
+  TensorOptions(MemoryFormat memory_format) : memory_format_(memory_format) {}
 
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
   TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
   TensorOptions memory_format(MemoryFormat f) const { auto o = *this; o.memory_format_ = f; return o; }
+  TensorOptions layout(Layout l) const { auto o = *this; o.layout_ = l; return o; }
+  // The dtype of the C++ type T: TensorOptions().dtype<float>().
+  template <class T>
+  TensorOptions dtype() const { return dtype(scalar_type_of<T>()); }
 
-  ScalarType dtype() const { return dtype_.value_or(kFloat32); }
+  // get_default_dtype() when none was given.
+  ScalarType dtype() const { return dtype_ ? *dtype_ : get_default_dtype(); }
   Device device() const { return device_.value_or(Device(kCPU)); }
   bool requires_grad() const { return requires_grad_.value_or(false); }
   bool has_requires_grad() const { return requires_grad_.has_value(); }
@@ -39,11 +55,16 @@ class TensorOptions {
   bool has_device() const { return device_.has_value(); }
   MemoryFormat memory_format() const { return memory_format_.value_or(MemoryFormat::Contiguous); }
   bool has_memory_format() const { return memory_format_.has_value(); }
+  Layout layout() const { return layout_.value_or(Layout::Strided); }
+  bool has_layout() const { return layout_.has_value(); }
+  std::optional<ScalarType> dtype_opt() const { return dtype_; }
+  std::optional<Device> device_opt() const { return device_; }
 
  private:
   std::optional<ScalarType> dtype_;
   std::optional<Device> device_;
   std::optional<MemoryFormat> memory_format_;
+  std::optional<Layout> layout_;
   std::optional<bool> requires_grad_;
 };
 
@@ -51,5 +72,10 @@ inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 inline TensorOptions memory_format(MemoryFormat f) { return TensorOptions().memory_format(f); }
+inline TensorOptions layout(Layout l) { return TensorOptions().layout(l); }
+template <class T>
+TensorOptions dtype() {
+  return TensorOptions().dtype<T>();
+}
 
 }  // namespace gradiens

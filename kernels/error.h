@@ -11,6 +11,9 @@ namespace gradiens {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
+  // libtorch's accessors (c10::Error): the message; gradiens keeps no backtrace in it.
+  const char* what_without_backtrace() const noexcept { return what(); }
+  std::string msg() const { return what(); }
 };
 
 namespace detail {

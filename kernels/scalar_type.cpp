@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <ostream>
 #include <string>
 
@@ -18,6 +19,18 @@ void throw_internal_error(const char* condition, const char* file, int line,
                           condition, file, line, message));
 }
 }  // namespace detail
+
+namespace {
+std::atomic<ScalarType> default_dtype{ScalarType::Float32};
+}  // namespace
+
+ScalarType get_default_dtype() { return default_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(ScalarType dtype) {
+  if (!is_floating_point(dtype))
+    throw Error(fmt::format("only floating-point types are supported as the default type, got {}", c10_type_name(dtype)));
+  default_dtype.store(dtype, std::memory_order_relaxed);
+}
 
 std::string_view dtype_name(ScalarType t) {
   switch (t) {

@@ -13,7 +13,11 @@
 
 namespace gradiens {
 
-enum class ScalarType : int8_t { UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Bool };
+enum class ScalarType : int8_t {
+  UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Bool,
+  // libtorch's names for the same dtypes (at::ScalarType::Float, ...).
+  Byte = UInt8, Int = Int32, Long = Int64, Half = Float16, Float = Float32, Double = Float64
+};
 
 constexpr ScalarType kUInt8 = ScalarType::UInt8, kByte = ScalarType::UInt8;
 constexpr ScalarType kInt32 = ScalarType::Int32, kInt = ScalarType::Int32;
@@ -56,6 +60,12 @@ std::string_view legacy_tensor_type_name(ScalarType t);
 std::string c10_type_name(ScalarType t);
 // Prints c10_type_name ("Float"), as libtorch's operator<< for a dtype.
 std::ostream& operator<<(std::ostream& out, ScalarType t);
+
+// The dtype of floating tensors made without one (factories, tensor({1.5}),
+// integer division), float32 until set_default_dtype changes it for the whole
+// process, as torch.set_default_dtype. Only floating dtypes are accepted.
+ScalarType get_default_dtype();
+void set_default_dtype(ScalarType dtype);
 
 // PyTorch's promotion lattice for two dtypes of the same priority class:
 // bool < uint8 < int32 < int64 < floating; between two floating types the wider.

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/error.h"
+
 namespace gradiens {
 
 // Elements live in `inline_` while size() <= N and in `heap_` after that. T must
@@ -179,6 +181,16 @@ class IntArrayRef {
   const int64_t* begin() const { return data_; }
   const int64_t* end() const { return data_ + size_; }
   int64_t back() const { return data_[size_ - 1]; }
+  int64_t front() const { return data_[0]; }
+  // The `length` values from `start` (to the end without a length), as libtorch's ArrayRef::slice.
+  IntArrayRef slice(size_t start, size_t length) const {
+    GD_CHECK(start + length <= size_, "ArrayRef: invalid slice, start + length exceeds the size");
+    IntArrayRef out;
+    out.data_ = data_ + start;
+    out.size_ = length;
+    return out;
+  }
+  IntArrayRef slice(size_t start) const { return slice(start, start <= size_ ? size_ - start : 0); }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   DimVector dims() const { return DimVector(begin(), end()); }
   friend bool operator==(IntArrayRef a, IntArrayRef b) {

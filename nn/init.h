@@ -116,3 +116,21 @@ Tensor orthogonal_(Tensor tensor, double gain = 1.0, std::optional<Generator> ge
 Tensor sparse_(Tensor tensor, double sparsity, double std = 0.01, std::optional<Generator> generator = std::nullopt);
 
 }  // namespace gradiens::nn::init
+
+namespace gradiens {
+// libtorch spells these torch::kReLU, torch::kTanh, torch::kFanIn, ... (torch::kLinear
+// is the mode tag of nn/functional/options.h, which converts to Nonlinearity::Linear).
+using nn::init::kConv1D;
+using nn::init::kConv2D;
+using nn::init::kConv3D;
+using nn::init::kConvTranspose1D;
+using nn::init::kConvTranspose2D;
+using nn::init::kConvTranspose3D;
+using nn::init::kFanIn;
+using nn::init::kFanOut;
+using nn::init::kLeakyReLU;
+using nn::init::kReLU;
+using nn::init::kSELU;
+using nn::init::kSigmoid;
+using nn::init::kTanh;
+}  // namespace gradiens

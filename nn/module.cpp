@@ -15,18 +15,25 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/io/safetensors.h"
+#include "nn/cloneable.h"
 
 namespace gradiens::nn {
 
 namespace {
 
-// "gradiens::nn::LinearImpl" -> "Linear".
-std::string type_name_of(const Module& m) {
+// The module's C++ class, e.g. "gradiens::nn::LinearImpl".
+std::string class_name_of(const Module& m) {
   const char* mangled = typeid(m).name();
   int status = 0;
   char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   std::string name = status == 0 && demangled ? demangled : mangled;
   std::free(demangled);
+  return name;
+}
+
+// "gradiens::nn::LinearImpl" -> "Linear".
+std::string type_name_of(const Module& m) {
+  std::string name = class_name_of(m);
   if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
   if (name.size() > 4 && name.ends_with("Impl")) name.resize(name.size() - 4);
   return name;
@@ -193,6 +200,24 @@ void Module::apply(const std::function<void(const std::string&, Module&)>& fn, c
   for (auto& item : named_modules(name_prefix, true)) fn(item.key(), *item.value());
 }
 
+void Module::apply(const std::function<void(const Module&)>& fn) const {
+  const_cast<Module*>(this)->apply([&fn](Module& m) { fn(m); });
+}
+
+void Module::apply(const std::function<void(const std::string&, const Module&)>& fn,
+                   const std::string& name_prefix) const {
+  const_cast<Module*>(this)->apply([&fn](const std::string& name, Module& m) { fn(name, m); }, name_prefix);
+}
+
+void Module::apply(const std::function<void(const std::shared_ptr<Module>&)>& fn) {
+  for (const auto& m : modules(true)) fn(m);
+}
+
+void Module::apply(const std::function<void(const std::string&, const std::shared_ptr<Module>&)>& fn,
+                   const std::string& name_prefix) {
+  for (auto& item : named_modules(name_prefix, true)) fn(item.key(), item.value());
+}
+
 void Module::convert_own(const std::function<Tensor(const Tensor&)>& f) {
   NoGradGuard no_grad;
   for (auto& item : parameters_) {
@@ -344,5 +369,34 @@ std::string Module::repr() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
+
+void Module::pretty_print(std::ostream& stream) const { stream << class_name_of(*this); }
+
+void Module::pretty_print_recursive(std::ostream& stream, const std::string& indentation) const {
+  pretty_print(stream);
+  if (children_.is_empty()) return;
+  stream << "(\n";
+  const std::string next_indentation = indentation + "  ";
+  for (const auto& child : children_) {
+    stream << next_indentation << "(" << child.key() << "): ";
+    child.value()->pretty_print_recursive(stream, next_indentation);
+    stream << '\n';
+  }
+  stream << indentation << ")";
+}
+
+}  // namespace gradiens::nn
+
+namespace gradiens::nn {
+
+std::shared_ptr<Module> Module::clone(const std::optional<Device>& device) const {
+  if (cloner_ != nullptr) return cloner_(*this, device);
+  throw Error("clone() has not been implemented for " + name() + ". Subclass torch::nn::Cloneable<" + name() +
+              "> instead of torch::nn::Module to inherit the ability to clone.");
+}
+
+void Module::clone_(Module& other, const std::optional<Device>& device) {
+  detail::ModuleCloner::copy_values(*this, other, device);
+}
 
 }  // namespace gradiens::nn

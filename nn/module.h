@@ -10,8 +10,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
+#include "engine/autograd/grad_mode.h"
 #include "engine/tensor.h"
 #include "nn/ordered_dict.h"
 
@@ -19,6 +22,9 @@ namespace gradiens::nn {
 
 template <class Contained>
 class ModuleHolder;
+namespace detail {
+struct ModuleCloner;  // below
+}
 
 // Removes the hook it was returned for (PyTorch's RemovableHandle).
 class HookHandle {
@@ -70,8 +76,39 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(ScalarType dtype);
   virtual void to(Device device);
   void apply(const std::function<void(Module&)>& fn);
+  void apply(const std::function<void(const Module&)>& fn) const;
   void apply(const std::function<void(const std::string&, Module&)>& fn, const std::string& name_prefix = "");
+  void apply(const std::function<void(const std::string&, const Module&)>& fn, const std::string& name_prefix = "") const;
+  // The callbacks that take the module's shared_ptr (the module must be held by one).
+  void apply(const std::function<void(const std::shared_ptr<Module>&)>& fn);
+  void apply(const std::function<void(const std::string&, const std::shared_ptr<Module>&)>& fn,
+             const std::string& name_prefix = "");
   virtual void zero_grad(bool set_to_none = true);
+
+  // A deep copy: new parameters and buffers holding this module's values (on
+  // `device` when given), as libtorch's clone(). Modules get it by deriving from
+  // nn::Cloneable<Self> (nn/cloneable.h); others throw, naming that remedy.
+  virtual std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const;
+
+  // ---- libtorch's printing (c10::str(module) under <torch/torch.h>) ----
+  // This module's own line, e.g. "torch::nn::Linear(in_features=3, out_features=4, bias=true)";
+  // by default the module's C++ class name.
+  virtual void pretty_print(std::ostream& stream) const;
+  // The tree: each child on its own line under "(name): ", indented.
+  void pretty_print_recursive(std::ostream& stream, const std::string& indentation = "") const;
+
+  // This module as a T, or nullptr when it is not one; for a holder type
+  // (as<nn::Linear>()) the module class it holds (LinearImpl*), as libtorch.
+  template <class T>
+  auto* as() noexcept {
+    if constexpr (requires { typename T::ContainedType; }) return as<typename T::ContainedType>();
+    else return dynamic_cast<T*>(this);
+  }
+  template <class T>
+  const auto* as() const noexcept {
+    if constexpr (requires { typename T::ContainedType; }) return as<typename T::ContainedType>();
+    else return dynamic_cast<const T*>(this);
+  }
 
   // ---- state ----
   // Parameters and persistent buffers under their dotted names, in PyTorch's
@@ -141,6 +178,12 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor& buffer(const std::string& name);
 
  protected:
+  friend struct detail::ModuleCloner;
+  // Makes this module, a child just rebuilt inside a clone, a copy of `other`
+  // (the original's child), so handles to it held by the parent stay valid:
+  // the values of other's parameters and buffers go into this module's
+  // same-named tensors, recursively through its children.
+  virtual void clone_(Module& other, const std::optional<Device>& device);
   void register_module_impl(std::string name, std::shared_ptr<Module> module);
   void replace_module_impl(const std::string& name, std::shared_ptr<Module> module);
 
@@ -156,6 +199,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Converts this module's own parameters (and gradients) and buffers in place.
   void convert_own(const std::function<Tensor(const Tensor&)>& f);
   mutable std::optional<std::string> name_;
+  // How clone() rebuilds this module when its class does not override clone():
+  // set by the holder that constructed it (Note [Cloning a module]).
+  using Cloner = std::shared_ptr<Module> (*)(const Module&, const std::optional<Device>&);
+  Cloner cloner_ = nullptr;
   // Shared with the handles (weakly), so removing a hook after the module is gone is harmless.
   struct Hooks {
     std::vector<std::pair<int, ForwardPreHook>> pre;
@@ -166,6 +213,94 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
+
+namespace detail {
+
+// Note [Cloning a module]
+// clone() rebuilds the module's structure and then copies values into it:
+// - a module with an `options` member it can be constructed from (every
+//   built-in layer) is constructed anew from those options;
+// - any other (a user's nn::Cloneable) is copy-constructed, emptied of what it
+//   registered, and rebuilt by its reset(), which registers every parameter,
+//   buffer and submodule (it must: libtorch's contract, checked below).
+// A Cloneable's clone() does this; for other module classes, the holder that
+// constructs the module (nn::Linear(3, 4)) installs it as the module's cloner.
+// The new parameters and buffers then take clones of the original's values
+// (set_data, so the tensors registered by reset() stay the ones its members
+// hold), and each rebuilt submodule is made a copy of the original's through
+// clone_. Gradients and hooks are not copied, as in libtorch.
+struct ModuleCloner {
+  template <class M>
+  static constexpr bool constructible_from_options = requires(const M& m) {
+    requires std::is_constructible_v<M, const std::decay_t<decltype(m.options)>&>;
+  };
+
+  template <class Derived>
+  static std::shared_ptr<Derived> clone(const Derived& self, const std::optional<Device>& device) {
+    NoGradGuard no_grad;
+    std::shared_ptr<Derived> copy;
+    if constexpr (constructible_from_options<Derived>) {
+      copy = std::make_shared<Derived>(self.options);
+    } else {
+      copy = std::make_shared<Derived>(self);
+      copy->parameters_.clear();
+      copy->buffers_.clear();
+      copy->children_.clear();
+      copy->reset();
+    }
+    copy->is_training_ = self.is_training_;
+    copy_values(*copy, self, device);
+    return copy;
+  }
+
+  // other's parameter and buffer values into `into`'s same-named tensors, and
+  // each child of `into` made a copy of other's same-named child.
+  static void copy_values(Module& into, const Module& other, const std::optional<Device>& device) {
+    GD_CHECK(into.parameters_.size() == other.parameters_.size(),
+             "The cloned module does not have the same number of parameters as the original module after calling "
+             "reset(). Are you sure you called register_parameter() inside reset() and not the constructor?");
+    for (const auto& item : other.parameters_) into.parameters_[item.key()].set_data(copied(item.value(), device));
+    GD_CHECK(into.buffers_.size() == other.buffers_.size(),
+             "The cloned module does not have the same number of buffers as the original module after calling "
+             "reset(). Are you sure you called register_buffer() inside reset() and not the constructor?");
+    for (const auto& item : other.buffers_) into.buffers_[item.key()].set_data(copied(item.value(), device));
+    GD_CHECK(into.children_.size() == other.children_.size(),
+             "The cloned module does not have the same number of child modules as the original module after calling "
+             "reset(). Are you sure you called register_module() inside reset() and not the constructor?");
+    for (const auto& item : other.children_) into.children_[item.key()]->clone_(*item.value(), device);
+    into.is_training_ = other.is_training_;
+  }
+
+  template <class M>
+  static constexpr bool can_clone = constructible_from_options<M> ||
+                                    (std::is_copy_constructible_v<M> && requires(M& m) { m.reset(); });
+
+  // Gives `module` (of exactly class M) the cloner above, unless M cannot be rebuilt.
+  template <class M>
+  static void install(M& module) {
+    if constexpr (can_clone<M>) {
+      if (typeid(module) == typeid(M))
+        module.cloner_ = [](const Module& self, const std::optional<Device>& device) -> std::shared_ptr<Module> {
+          return clone(static_cast<const M&>(self), device);
+        };
+    }
+  }
+
+  static Tensor copied(const Tensor& t, const std::optional<Device>& device) {
+    if (!t.defined()) return t;
+    return device && t.device() != *device ? t.to(*device, /*non_blocking=*/false, /*copy=*/true) : t.clone();
+  }
+};
+
+}  // namespace detail
+
+// A deep copy of `self` (Note [Cloning a module]), for a module class to return
+// from its clone() override.
+template <class Derived>
+std::shared_ptr<Derived> clone_module(const Derived& self, const std::optional<Device>& device = std::nullopt) {
+  return detail::ModuleCloner::clone(self, device);
+}
+
 
 // ---- ModuleHolder: the libtorch handle (`nn::Linear lin(3, 4); lin->weight`) ----
 
@@ -178,8 +313,12 @@ class ModuleHolder {
   template <class... Args>
     requires(std::is_constructible_v<Contained, Args...> &&
              !(sizeof...(Args) == 1 && (std::is_base_of_v<ModuleHolder, std::decay_t<Args>> && ...)))
-  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Contained>(std::forward<Args>(args)...)) {}
-  ModuleHolder(std::shared_ptr<Contained> module) : impl_(std::move(module)) {}
+  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Contained>(std::forward<Args>(args)...)) {
+    detail::ModuleCloner::install(*impl_);
+  }
+  ModuleHolder(std::shared_ptr<Contained> module) : impl_(std::move(module)) {
+    if (impl_) detail::ModuleCloner::install(*impl_);
+  }
   // An empty holder (`nn::Linear lin{nullptr};`), assigned later.
   ModuleHolder(std::nullptr_t) {}
 

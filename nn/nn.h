@@ -17,6 +17,7 @@
 #include "nn/functional/pooling.h"
 #include "nn/functional/upsampling.h"
 #include "nn/init.h"
+#include "nn/cloneable.h"
 #include "nn/module.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/batchnorm.h"

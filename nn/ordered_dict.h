@@ -23,6 +23,9 @@ class OrderedDict {
     Value& value() { return pair_.second; }
     const Value& value() const { return pair_.second; }
     Value* operator->() { return &pair_.second; }
+    const Value* operator->() const { return &pair_.second; }
+    Value& operator*() { return pair_.second; }
+    const Value& operator*() const { return pair_.second; }
     const std::pair<Key, Value>& pair() const { return pair_; }
 
    private:
@@ -71,6 +74,36 @@ class OrderedDict {
   Item& operator[](size_t index) {
     GD_CHECK(index < items_.size(), "OrderedDict index out of range");
     return items_[index];
+  }
+  const Item& operator[](size_t index) const {
+    GD_CHECK(index < items_.size(), "OrderedDict index out of range");
+    return items_[index];
+  }
+  Item& front() {
+    GD_CHECK(!items_.empty(), "Called front() on an empty OrderedDict");
+    return items_.front();
+  }
+  const Item& front() const {
+    GD_CHECK(!items_.empty(), "Called front() on an empty OrderedDict");
+    return items_.front();
+  }
+  Item& back() {
+    GD_CHECK(!items_.empty(), "Called back() on an empty OrderedDict");
+    return items_.back();
+  }
+  const Item& back() const {
+    GD_CHECK(!items_.empty(), "Called back() on an empty OrderedDict");
+    return items_.back();
+  }
+  // Inserts every item of `other`, in its order; a key already here is an error.
+  void update(const OrderedDict& other) {
+    for (const Item& item : other) insert(item.key(), item.value());
+  }
+  // What a key is called in error messages ("Key", "Parameter", ...).
+  const std::string& key_description() const { return key_description_; }
+  void reserve(size_t capacity) {
+    items_.reserve(capacity);
+    index_.reserve(capacity);
   }
 
   std::vector<Key> keys() const {

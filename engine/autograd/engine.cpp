@@ -395,8 +395,10 @@ void autograd::backward(const std::vector<Tensor>& tensors, const std::vector<Te
 
 // ---- Tensor methods that drive autograd ----
 
-void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
-  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      std::optional<std::vector<Tensor>> inputs) const {
+  if (inputs) GD_CHECK(!inputs->empty(), "'inputs' argument to backward() cannot be empty.");
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph, inputs.value_or(std::vector<Tensor>{}));
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
@@ -405,6 +407,8 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
     throw Error(
         "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
         "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  GD_CHECK(!requires_grad || !impl.is_inference || InferenceMode::is_enabled(),
+           "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   GD_CHECK(!requires_grad || gradiens::is_floating_point(impl.dtype),
            fmt::format("only Tensors of floating point dtype can require gradients (got {})", dtype_name(impl.dtype)));
   impl.requires_grad = requires_grad;
@@ -453,6 +457,7 @@ void Tensor::remove_hook(unsigned handle) const {
 Tensor Tensor::detach() const {
   const TensorImpl& src = checked();
   auto impl = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
+  impl->is_inference = src.is_inference;
   return Tensor(std::move(impl));
 }
 

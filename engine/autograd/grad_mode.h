@@ -27,6 +27,24 @@ class NoGradGuard : public AutoGradMode {
   NoGradGuard() : AutoGradMode(false) {}
 };
 
+// Note [Inference mode]
+// While an InferenceMode guard is alive on a thread, nothing is recorded (grad
+// mode is off) and every tensor allocated is an inference tensor: it never
+// joins an autograd graph, so outside the guard it may not be modified in
+// place, saved for backward, or made to require grad, and it has no version
+// counter (PyTorch's c10::InferenceMode). Views keep the kind of their base.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled();
+
+ private:
+  bool previous_inference_, previous_grad_;
+};
+
 namespace autograd {
 using gradiens::GradMode;
 using gradiens::NoGradGuard;

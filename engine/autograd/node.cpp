@@ -31,6 +31,21 @@ thread_local std::vector<std::shared_ptr<Node>>* teardown_list = nullptr;
 bool GradMode::is_enabled() { return grad_mode_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
 
+namespace {
+thread_local bool inference_mode_enabled = false;
+}  // namespace
+
+InferenceMode::InferenceMode(bool enabled)
+    : previous_inference_(inference_mode_enabled), previous_grad_(grad_mode_enabled) {
+  inference_mode_enabled = enabled;
+  if (enabled) grad_mode_enabled = false;
+}
+InferenceMode::~InferenceMode() {
+  inference_mode_enabled = previous_inference_;
+  grad_mode_enabled = previous_grad_;
+}
+bool InferenceMode::is_enabled() { return inference_mode_enabled; }
+
 Node::Node() : sequence_nr_(next_sequence_nr++) {}
 
 Node::~Node() {
@@ -140,6 +155,9 @@ Edge gradient_edge(const Tensor& t) {
 
 SavedVariable::SavedVariable(const Tensor& tensor, bool is_output) {
   if (!tensor.defined()) return;
+  GD_CHECK(!tensor.is_inference(),
+           "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
+           "tensor and use it in autograd.");
   saved_version_ = tensor._version();
   requires_grad_ = tensor.requires_grad();
   if (tensor.grad_fn()) grad_fn_of_input_ = tensor.grad_fn();
@@ -225,6 +243,7 @@ namespace detail {
 Tensor fresh_alias(const Tensor& t) {
   const TensorImpl& src = *t.impl();
   auto impl = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
+  impl->is_inference = src.is_inference;
   impl->is_view = true;
   impl->view_base = src.view_base ? src.view_base : t.impl_ptr();
   return Tensor(std::move(impl));

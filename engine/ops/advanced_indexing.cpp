@@ -351,7 +351,7 @@ void check_scatter_index(const Tensor& self, const Tensor& index) {
 Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = copy_of(self);
   if (index.numel() == 0) return out;
-  Layout o = nonempty_layout(out), i = nonempty_layout(index);
+  DimGeometry o = nonempty_layout(out), i = nonempty_layout(index);
   DimVector out_strides = o.strides;
   out_strides[dim] = 0;
   DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
@@ -449,7 +449,7 @@ struct IndexSelect {
     ctx.shape = self.sizes().dims();
     ctx.ints = {dim};
 
-    Layout s = nonempty_layout(self);
+    DimGeometry s = nonempty_layout(self);
     DimVector shape = s.sizes;
     shape[dim] = index.numel();
     Tensor out = empty(self.dim() == 0 ? IntArrayRef() : IntArrayRef(shape), self.options());
@@ -516,7 +516,7 @@ struct IndexAdd {
                          c10_type_name(self.dtype()), c10_type_name(source.dtype())));
     check_same_device(self, index, "index_add_");
     check_same_device(self, source, "index_add_");
-    Layout s = nonempty_layout(self), r = nonempty_layout(source);
+    DimGeometry s = nonempty_layout(self), r = nonempty_layout(source);
     const int64_t source_dim_size = static_cast<size_t>(dim) < r.sizes.size() ? r.sizes[dim] : 1;
     GD_CHECK(index.numel() == source_dim_size,
              fmt::format("index_add_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}",
@@ -532,7 +532,7 @@ struct IndexAdd {
 
     Tensor out = copy_of(self);
     if (source.numel() == 0) return out;
-    Layout o = nonempty_layout(out);
+    DimGeometry o = nonempty_layout(out);
     if (dim == 0 && self.dim() >= 1 && out.is_contiguous() && source.is_contiguous()) {
       add_rows(out, index, source, alpha, o.sizes[0]);
       return out;

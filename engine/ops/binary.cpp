@@ -144,7 +144,7 @@ struct SquareFn { static constexpr auto cuda = kernels::cuda::Binary::Mul; stati
 struct RPowFn { static constexpr auto cuda = kernels::cuda::Binary::Pow; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return static_cast<T>(std::pow(s, x)); }; } };
 
 // Integer division follows PyTorch's true division: both operands become floats.
-Tensor true_divide_operand(const Tensor& t) { return is_floating_point(t.dtype()) ? t : t.to(kFloat32); }
+Tensor true_divide_operand(const Tensor& t) { return is_floating_point(t.dtype()) ? t : t.to(get_default_dtype()); }
 
 struct Add {
   static constexpr std::string_view name = "AddBackward0";
@@ -199,7 +199,7 @@ struct Div {
     // True division: integer operands compute in the default float dtype, but a
     // floating operand (e.g. int64 / float64) decides the type as in any promotion.
     ScalarType dt = result_type(a, b, "div");
-    if (!is_floating_point(dt)) dt = kFloat32;
+    if (!is_floating_point(dt)) dt = get_default_dtype();
     return binary_arith(a.to(dt), b.to(dt), "div", DivFn{});
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -369,6 +369,8 @@ Tensor pow(const Tensor& base, Scalar exponent) { return apply<PowScalar>(base, 
 Tensor pow(Scalar base, const Tensor& exponent) { return apply<RPowScalar>(exponent, base); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return apply<Extremum<true>>(a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return apply<Extremum<false>>(a, b); }
+Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 
 // ---- methods ----
 Tensor Tensor::add(const Tensor& other, Scalar alpha) const { return gradiens::add(*this, other, alpha); }

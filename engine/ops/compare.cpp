@@ -210,12 +210,14 @@ bool equal(const Tensor& a, const Tensor& b) {
   return eq(a, b).all().item<bool>();
 }
 
+bool Tensor::equal(const Tensor& other) const { return gradiens::equal(*this, other); }
+
 bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
   return gradiens::allclose(*this, other, rtol, atol, equal_nan);
 }
 
 Tensor where(const Tensor& condition, Scalar a, Scalar b) {
-  const ScalarType dtype = a.is_floating_point() || b.is_floating_point() ? kFloat32
+  const ScalarType dtype = a.is_floating_point() || b.is_floating_point() ? get_default_dtype()
                            : a.is_boolean() && b.is_boolean()                ? kBool
                                                                               : kInt64;
   return where(condition, scalar_to_tensor(a, dtype), scalar_to_tensor(b, dtype));

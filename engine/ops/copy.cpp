@@ -80,6 +80,9 @@ bool check_inplace_dual(const Tensor& self, std::initializer_list<Tensor> operan
 }  // namespace
 
 bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op) {
+  GD_CHECK(!self.is_inference() || InferenceMode::is_enabled(),
+           "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+           "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
   const bool dual = check_inplace_dual(self, operands, op);
   if (!GradMode::is_enabled()) return dual;
   bool any = self.requires_grad();
@@ -205,6 +208,10 @@ Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
 Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
   Tensor t = to(device, non_blocking, copy);
   return t.to(dtype, copy && t.impl() == impl());
+}
+
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
+  return to(other.device(), other.dtype(), non_blocking, copy);
 }
 
 Tensor Tensor::to(const TensorOptions& options, bool copy) const {

@@ -14,10 +14,10 @@
 namespace gradiens {
 
 // PyTorch treats a 0-dim tensor as a 1-element 1-dim one in the dim-wise ops.
-struct Layout {
+struct DimGeometry {
   DimVector sizes, strides;
 };
-inline Layout nonempty_layout(const Tensor& t) {
+inline DimGeometry nonempty_layout(const Tensor& t) {
   if (t.dim() == 0) return {{1}, {1}};
   return {t.sizes().dims(), t.strides().dims()};
 }
@@ -56,7 +56,7 @@ inline Tensor pad_to(Tensor t, IntArrayRef sizes) {
 // are checked by the caller, which words that message per op.
 inline void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   if (index.numel() == 0) return;
-  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  DimGeometry s = nonempty_layout(self), i = nonempty_layout(index);
   bool wrong = false;
   for (size_t d = 0; d < s.sizes.size(); ++d)
     if (static_cast<int64_t>(d) != dim && i.sizes[d] > s.sizes[d]) wrong = true;
@@ -66,7 +66,7 @@ inline void check_scatter_shapes(const Tensor& self, int64_t dim, const Tensor& 
     return;
   }
   // src's rank is checked after the sizes, as PyTorch does.
-  Layout r = nonempty_layout(*src);
+  DimGeometry r = nonempty_layout(*src);
   for (size_t d = 0; d < i.sizes.size() && d < r.sizes.size(); ++d)
     if (i.sizes[d] > r.sizes[d]) wrong = true;
   GD_CHECK(!wrong, fmt::format("Expected index {} to be smaller than self {} apart from dimension {} and to be smaller "

@@ -62,7 +62,7 @@ ScalarType result_type(const Tensor& a, const Tensor& b, std::string_view op) {
 ScalarType result_type(const Tensor& a, const Scalar& b, std::string_view) {
   ScalarType ta = a.dtype();
   int scalar_category = b.is_floating_point() ? 2 : b.is_integral() ? 1 : 0;
-  if (scalar_category > category(ta)) return b.is_floating_point() ? kFloat32 : kInt64;
+  if (scalar_category > category(ta)) return b.is_floating_point() ? get_default_dtype() : kInt64;
   return ta;
 }
 

@@ -81,10 +81,11 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
 }
 
 Tensor arange(Scalar end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(Scalar start, Scalar end, const TensorOptions& options) { return arange(start, end, 1, options); }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options) {
   bool integral = start.is_integral() && end.is_integral() && step.is_integral();
-  ScalarType dt = options.has_dtype() ? options.dtype() : integral ? kInt64 : kFloat32;
+  ScalarType dt = options.has_dtype() ? options.dtype() : integral ? kInt64 : get_default_dtype();
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   GD_CHECK(st != 0, "arange: step must be nonzero");
   GD_CHECK(std::isfinite(s) && std::isfinite(e), fmt::format("arange: unsupported range: {} -> {}", s, e));

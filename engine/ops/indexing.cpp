@@ -26,7 +26,7 @@ void check_index_dtype(const Tensor& index, std::string_view op) {
 
 // gather: index may be larger than self only along `dim`.
 void check_gather_shapes(const Tensor& self, int64_t dim, const Tensor& index) {
-  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  DimGeometry s = nonempty_layout(self), i = nonempty_layout(index);
   GD_CHECK(s.sizes.size() == i.sizes.size(), "Index tensor must have the same number of dimensions as input tensor");
   for (size_t d = 0; d < s.sizes.size(); ++d)
     GD_CHECK(static_cast<int64_t>(d) == dim || i.sizes[d] <= s.sizes[d],
@@ -47,7 +47,7 @@ void check_scatter_add_shapes(const Tensor& self, int64_t dim, const Tensor& ind
 Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   Tensor out = empty(index.sizes(), self.options());
   if (index.numel() == 0) return out;
-  Layout s = nonempty_layout(self), i = nonempty_layout(index);
+  DimGeometry s = nonempty_layout(self), i = nonempty_layout(index);
   DimVector out_strides = contiguous_strides(i.sizes);
   // self walked over index's shape with dim pinned at 0; the index picks the offset.
   DimVector self_strides = s.strides;
@@ -78,7 +78,7 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   Tensor out = empty(self.sizes(), self.options());
   out.copy_(self);
   if (index.numel() == 0) return out;
-  Layout o = nonempty_layout(out), i = nonempty_layout(index), r = nonempty_layout(src);
+  DimGeometry o = nonempty_layout(out), i = nonempty_layout(index), r = nonempty_layout(src);
   DimVector out_strides = o.strides;
   out_strides[dim] = 0;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];

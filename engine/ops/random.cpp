@@ -390,6 +390,12 @@ Tensor rand_like(const Tensor& t, const TensorOptions& options) {
   uniform_fill(out, 0, 1, default_generator());
   return finish(out, options);
 }
+Tensor randint_like(const Tensor& t, int64_t high, const TensorOptions& options) {
+  return randint_like(t, 0, high, options);
+}
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options) {
+  return randint(low, high, t.sizes(), like_options(t, options));
+}
 Tensor randn_like(const Tensor& t, const TensorOptions& options) {
   check_floating(like_options(t, options).dtype(), "normal_kernel_cpu");
   Tensor out = empty_like(t, options.requires_grad(false));
@@ -692,5 +698,34 @@ Tensor normal(double mean, const Tensor& std, Generator& generator) {
 Tensor normal(double mean, const Tensor& std) { return normal(mean, std, default_generator()); }
 
 Tensor& Tensor::bernoulli_(double p) { return gradiens::bernoulli_(*this, p); }
+
+namespace {
+// One past the largest integer random_ draws for a dtype when no `to` is given:
+// every integer up to 2^digits for floating dtypes (all exactly representable),
+// the dtype's maximum for integer ones, as PyTorch.
+int64_t random_end(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float32: return (int64_t{1} << std::numeric_limits<float>::digits) + 1;
+    case ScalarType::Float64: return (int64_t{1} << std::numeric_limits<double>::digits) + 1;
+    case ScalarType::Float16: return (int64_t{1} << 11) + 1;
+    case ScalarType::BFloat16: return (int64_t{1} << 8) + 1;
+    case ScalarType::UInt8: return 256;
+    case ScalarType::Int32: return int64_t{std::numeric_limits<int32_t>::max()} + 1;
+    case ScalarType::Bool: return 2;
+    case ScalarType::Int64: break;
+  }
+  return std::numeric_limits<int64_t>::max();
+}
+}  // namespace
+
+Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to) {
+  random_inplace(*this, "random_", [&] {
+    const int64_t end = to ? *to : random_end(dtype());
+    copy_data(*this, randint(from, end, sizes(), TensorOptions().dtype(dtype()).device(device())));
+  });
+  return *this;
+}
+Tensor& Tensor::random_(int64_t to) { return random_(0, to); }
+Tensor& Tensor::random_() { return random_(0, std::nullopt); }
 
 }  // namespace gradiens

@@ -199,7 +199,7 @@ Tensor norm(const Tensor& x, Scalar p) { return norm(x, p, {}, false); }
 // computed in float32, as in PyTorch.
 Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
   if (is_reduced_floating_point(x.dtype())) return logsumexp(x.to(kFloat32), dims, keepdim).to(x.dtype());
-  Tensor xf = x.is_floating_point() ? x : x.to(kFloat32);
+  Tensor xf = x.is_floating_point() ? x : x.to(get_default_dtype());
   DimVector d = reduction_dims(xf, dims, "logsumexp");
   if (reduced_count(xf, d) == 0) return log(sum(exp(xf), d, keepdim));
   Tensor m = amax(xf.detach(), d, true);

@@ -12,6 +12,7 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/memory_format.h"
 #include "engine/ops/advanced_indexing.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
@@ -39,6 +40,7 @@ Geometry contiguous_geometry(IntArrayRef sizes) { return {sizes.dims(), contiguo
 Tensor make_view(const Tensor& base, Geometry g) {
   auto impl = std::make_shared<TensorImpl>(base.storage(), std::move(g.sizes), std::move(g.strides), g.offset,
                                            base.dtype());
+  impl->is_inference = base.is_inference();
   impl->is_view = true;
   impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
   return Tensor(std::move(impl));
@@ -745,5 +747,33 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t di
   return split(split_sizes, dim);
 }
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) { return x.unbind(dim); }
+
+}  // namespace gradiens
+
+namespace gradiens {
+
+// resize_ changes the geometry of the tensor itself, not of a new view: every
+// handle to this tensor sees the new sizes; other views of the storage keep
+// theirs (and see the grown buffer).
+Tensor& Tensor::resize_(IntArrayRef new_sizes, std::optional<MemoryFormat> memory_format) {
+  TensorImpl& impl = checked();
+  GD_CHECK(!requires_grad(), "cannot resize variables that require grad");
+  GD_CHECK(impl.sparse == nullptr, "resize_: not supported for sparse tensors");
+  for (int64_t s : new_sizes)
+    GD_CHECK(s >= 0, fmt::format("Trying to create tensor with negative dimension {}: [{}]", s, fmt::join(new_sizes, ", ")));
+  const MemoryFormat format = memory_format.value_or(MemoryFormat::Contiguous);
+  GD_CHECK(format != MemoryFormat::Preserve, "Unsupported memory format Preserve");
+  DimVector strides = contiguous_strides(new_sizes, format);
+  int64_t numel = 1;
+  for (int64_t s : new_sizes) numel *= s;
+  const size_t needed = static_cast<size_t>(impl.storage_offset + numel) * gradiens::element_size(impl.dtype);
+  if (numel > 0 && needed > impl.storage->nbytes()) impl.storage->grow(needed);
+  impl.sizes = DimVector(new_sizes.begin(), new_sizes.end());
+  impl.strides = std::move(strides);
+  impl.refresh_geometry();
+  return *this;
+}
+
+Layout Tensor::layout() const { return checked().sparse != nullptr ? Layout::Sparse : Layout::Strided; }
 
 }  // namespace gradiens

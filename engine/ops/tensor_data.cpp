@@ -15,7 +15,7 @@ namespace gradiens {
 namespace {
 
 // The dtype a data kind implies on its own (floating data: the default dtype).
-ScalarType natural_dtype(ScalarType stored) { return is_floating_point(stored) ? kFloat32 : stored; }
+ScalarType natural_dtype(ScalarType stored) { return is_floating_point(stored) ? get_default_dtype() : stored; }
 
 // Sizes as libtorch's messages print a std::vector: space-separated.
 std::string sizes_string(const DimVector& sizes) {
@@ -121,7 +121,7 @@ std::ostream& operator<<(std::ostream& out, const TensorDataContainer& data) {
 }
 
 Tensor tensor(const TensorDataContainer& data, const TensorOptions& options) {
-  const ScalarType dtype = options.has_dtype() ? options.dtype() : data.inferred_dtype().value_or(kFloat32);
+  const ScalarType dtype = options.has_dtype() ? options.dtype() : data.inferred_dtype().value_or(get_default_dtype());
   Tensor t = empty(data.sizes(), options.dtype(dtype).requires_grad(false));
   if (t.numel() > 0) data.fill(t.cpu_data_ptr(), dtype);
   if (options.requires_grad()) t.requires_grad_(true);

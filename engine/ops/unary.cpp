@@ -28,7 +28,7 @@ using kernels::cpu::elementwise_kernel;
 // transposed) is walked in memory order and its strides go to the output;
 // other inputs are made contiguous first.
 Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
-  Tensor xc = x.is_floating_point() ? x : x.to(kFloat32);
+  Tensor xc = x.is_floating_point() ? x : x.to(get_default_dtype());
   if (!is_non_overlapping_and_dense(xc.sizes(), xc.strides())) xc = xc.contiguous();
   Tensor out = empty_strided(xc.sizes(), xc.strides(), xc.options());
   if (out.device().is_cuda()) {

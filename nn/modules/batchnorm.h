@@ -61,6 +61,7 @@ class BatchNorm1dImpl : public BatchNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(BatchNorm1d);
+using BatchNorm1dOptions = BatchNormOptions;
 
 // Over (N, C, H, W) input.
 class BatchNorm2dImpl : public BatchNormImplBase {
@@ -72,6 +73,7 @@ class BatchNorm2dImpl : public BatchNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(BatchNorm2d);
+using BatchNorm2dOptions = BatchNormOptions;
 
 // Over (N, C, D, H, W) input.
 class BatchNorm3dImpl : public BatchNormImplBase {
@@ -83,5 +85,6 @@ class BatchNorm3dImpl : public BatchNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(BatchNorm3d);
+using BatchNorm3dOptions = BatchNormOptions;
 
 }  // namespace gradiens::nn

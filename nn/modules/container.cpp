@@ -1,7 +1,10 @@
 // Sequential, ModuleList and ModuleDict.
 #include "nn/modules/container.h"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace gradiens::nn {
 
@@ -9,7 +12,7 @@ namespace {
 
 size_t wrap_index(int64_t index, size_t size, const char* container) {
   int64_t n = static_cast<int64_t>(size);
-  GD_CHECK(index >= -n && index < n, fmt::format("index {} is out of range for a {} of size {}", index, container, n));
+  GD_CHECK(index >= -n && index < n, fmt::format("Index out of range: {} for a {} of size {}", index, container, n));
   return static_cast<size_t>(index < 0 ? index + n : index);
 }
 
@@ -18,7 +21,7 @@ size_t wrap_index(int64_t index, size_t size, const char* container) {
 // ---- Sequential ----
 
 SequentialImpl::SequentialImpl(std::initializer_list<std::pair<std::string, AnyModule>> named)
-    : Module("Sequential") {
+    : Cloneable("Sequential") {
   for (const auto& [name, module] : named) push_back(name, module);
 }
 
@@ -26,6 +29,7 @@ void SequentialImpl::push_back(AnyModule module) { push_back(std::to_string(modu
 
 void SequentialImpl::push_back(std::string name, AnyModule module) {
   register_module_impl(std::move(name), module.ptr());
+  all_tensor_modules_ = all_tensor_modules_ && module.is_tensor_module();
   modules_.push_back(std::move(module));
 }
 
@@ -33,10 +37,23 @@ void SequentialImpl::extend(const SequentialImpl& other) {
   for (const AnyModule& m : other.modules_) push_back(m);
 }
 
-Tensor SequentialImpl::forward(const Tensor& input) {
+Tensor SequentialImpl::forward_tensors(const Tensor& input) const {
   Tensor x = input;
-  for (const AnyModule& m : modules_) x = m.forward(x);
+  for (const AnyModule& m : modules_) x = m.forward_tensor(x);
   return x;
+}
+
+void AnyModule::throw_wrong_arity(const Module& module, size_t expected, size_t received) {
+  throw Error(fmt::format("{}'s forward() method expects {} argument(s), but received {}.", module.name(), expected,
+                          received));
+}
+
+std::string demangled_type_name(const std::type_info& type) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : type.name();
+  std::free(demangled);
+  return name;
 }
 
 size_t SequentialImpl::checked_index(int64_t index) const { return wrap_index(index, modules_.size(), "Sequential"); }
@@ -78,9 +95,29 @@ const std::shared_ptr<Module>& ModuleListImpl::operator[](int64_t index) const {
 // ---- ModuleDict ----
 
 ModuleDictImpl::ModuleDictImpl(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> entries)
-    : Module("ModuleDict") {
+    : Cloneable("ModuleDict") {
   for (const auto& [key, module] : entries) update(key, module);
 }
+
+ModuleDictImpl::ModuleDictImpl(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& entries)
+    : Cloneable("ModuleDict") {
+  update(entries);
+}
+
+ModuleDictImpl::ModuleDictImpl(const OrderedDict<std::string, std::shared_ptr<Module>>& entries)
+    : Cloneable("ModuleDict") {
+  update(entries);
+}
+
+void ModuleDictImpl::update(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& entries) {
+  for (const auto& [key, module] : entries) update(key, module);
+}
+
+void ModuleDictImpl::update(const OrderedDict<std::string, std::shared_ptr<Module>>& entries) {
+  for (const auto& item : entries) update(item.key(), item.value());
+}
+
+void ModuleDictImpl::update(const ModuleDictImpl& other) { update(other.children_); }
 
 void ModuleDictImpl::update(const std::string& key, std::shared_ptr<Module> module) {
   GD_CHECK(module != nullptr, fmt::format("ModuleDict: the module for key '{}' is empty", key));
@@ -99,10 +136,32 @@ std::shared_ptr<Module> ModuleDictImpl::pop(const std::string& key) {
 
 void ModuleDictImpl::clear() { children_.clear(); }
 
-const std::shared_ptr<Module>& ModuleDictImpl::operator[](const std::string& key) const {
-  const std::shared_ptr<Module>* m = children_.find(key);
-  GD_CHECK(m != nullptr, fmt::format("ModuleDict has no module named '{}'", key));
-  return *m;
+const std::shared_ptr<Module>& ModuleDictImpl::operator[](const std::string& key) const { return children_[key]; }
+
+}  // namespace gradiens::nn
+
+namespace gradiens::nn {
+
+std::shared_ptr<Module> SequentialImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<SequentialImpl>();
+  const std::vector<std::string> names = children_.keys();
+  for (size_t i = 0; i < modules_.size(); ++i) copy->push_back(names[i], modules_[i].clone(device));
+  copy->train(is_training());
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleListImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleListImpl>();
+  for (const auto& module : modules_) copy->push_back(module->clone(device));
+  copy->train(is_training());
+  return copy;
+}
+
+std::shared_ptr<Module> ModuleDictImpl::clone(const std::optional<Device>& device) const {
+  auto copy = std::make_shared<ModuleDictImpl>();
+  for (const auto& item : children_) copy->update(item.key(), item.value()->clone(device));
+  copy->train(is_training());
+  return copy;
 }
 
 }  // namespace gradiens::nn

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ostream>
 #include <vector>
 
 #include "engine/autograd/grad_mode.h"
@@ -67,7 +68,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
 
 }  // namespace functional
 
-EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options_) : Module("Embedding"), options(options_) {
+EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options_) : Cloneable("Embedding"), options(options_) {
   GD_CHECK(options.num_embeddings_ >= 0 && options.embedding_dim_ >= 0,
            fmt::format("Embedding: num_embeddings and embedding_dim must be non-negative, got {} and {}",
                        options.num_embeddings_, options.embedding_dim_));
@@ -102,6 +103,15 @@ std::string EmbeddingImpl::extra_repr() const {
   if (options.max_norm_) s += ", max_norm=" + detail::python_float(*options.max_norm_);
   if (options.norm_type_ != 2) s += ", norm_type=" + detail::python_float(options.norm_type_);
   return s;
+}
+
+void EmbeddingImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::Embedding(num_embeddings={}, embedding_dim={}", options.num_embeddings_,
+                        options.embedding_dim_);
+  if (options.padding_idx_) stream << ", padding_idx=" << *options.padding_idx_;
+  if (options.max_norm_) stream << ", max_norm=" << *options.max_norm_;
+  if (options.norm_type_ != 2) stream << ", norm_type=" << options.norm_type_;
+  stream << ")";
 }
 
 Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -94,7 +95,7 @@ Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max
 
 }  // namespace functional
 
-class EmbeddingImpl : public Module {
+class EmbeddingImpl : public Cloneable<EmbeddingImpl> {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
       : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
@@ -104,6 +105,7 @@ class EmbeddingImpl : public Module {
   void reset_parameters();
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
 
   EmbeddingOptions options;  // padding_idx_ holds the non-negative row once constructed
   Tensor weight;             // [num_embeddings, embedding_dim]

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <ostream>
 
 #include "engine/dims.h"
 #include "engine/functions.h"
@@ -14,6 +15,15 @@ Tensor FlattenImpl::forward(const Tensor& input) { return input.flatten(options.
 
 std::string FlattenImpl::extra_repr() const {
   return fmt::format("start_dim={}, end_dim={}", options.start_dim_, options.end_dim_);
+}
+
+void FlattenImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::Flatten(start_dim={}, end_dim={})", options.start_dim_, options.end_dim_);
+}
+
+void UnflattenImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::Unflatten(dim={}, unflattened_size={{{}}})", options.dim_,
+                        fmt::join(options.sizes_, ", "));
 }
 
 namespace functional {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -22,13 +23,14 @@ struct FlattenOptions {
   int64_t end_dim_ = -1;
 };
 
-class FlattenImpl : public Module {
+class FlattenImpl : public Cloneable<FlattenImpl> {
  public:
-  explicit FlattenImpl(const FlattenOptions& options = {}) : Module("Flatten"), options(options) {}
+  explicit FlattenImpl(const FlattenOptions& options = {}) : Cloneable("Flatten"), options(options) {}
   FlattenImpl(int64_t start_dim, int64_t end_dim = -1)
       : FlattenImpl(FlattenOptions().start_dim(start_dim).end_dim(end_dim)) {}
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
   FlattenOptions options;
 };
 GRADIENS_MODULE(Flatten);
@@ -44,12 +46,13 @@ namespace functional {
 Tensor unflatten(const Tensor& input, int64_t dim, IntArrayRef sizes);
 }  // namespace functional
 
-class UnflattenImpl : public Module {
+class UnflattenImpl : public Cloneable<UnflattenImpl> {
  public:
-  explicit UnflattenImpl(const UnflattenOptions& options) : Module("Unflatten"), options(options) {}
+  explicit UnflattenImpl(const UnflattenOptions& options) : Cloneable("Unflatten"), options(options) {}
   UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
   UnflattenOptions options;
 };
 GRADIENS_MODULE(Unflatten);

@@ -5,7 +5,7 @@
 
 namespace gradiens::nn {
 
-FunctionalImpl::FunctionalImpl(Function function) : Module("Functional"), function_(std::move(function)) {
+FunctionalImpl::FunctionalImpl(Function function) : Cloneable("Functional"), function_(std::move(function)) {
   GD_CHECK(static_cast<bool>(function_), "Functional: the function is empty");
 }
 

@@ -6,11 +6,12 @@
 #include <string>
 #include <utility>
 
+#include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
 
-class FunctionalImpl : public Module {
+class FunctionalImpl : public Cloneable<FunctionalImpl> {
  public:
   using Function = std::function<Tensor(Tensor)>;
   // Functional(relu), Functional([](Tensor x) { return x * 2; }).
@@ -26,6 +27,8 @@ class FunctionalImpl : public Module {
 
   Tensor forward(const Tensor& input);
   Tensor operator()(const Tensor& input) { return forward(input); }
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override { stream << "torch::nn::Functional()"; }
 
  private:
   Function function_;

@@ -55,6 +55,7 @@ class InstanceNorm1dImpl : public InstanceNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(InstanceNorm1d);
+using InstanceNorm1dOptions = InstanceNormOptions;
 
 // Over (N, C, H, W) input.
 class InstanceNorm2dImpl : public InstanceNormImplBase {
@@ -66,6 +67,7 @@ class InstanceNorm2dImpl : public InstanceNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(InstanceNorm2d);
+using InstanceNorm2dOptions = InstanceNormOptions;
 
 // Over (N, C, D, H, W) input.
 class InstanceNorm3dImpl : public InstanceNormImplBase {
@@ -77,5 +79,6 @@ class InstanceNorm3dImpl : public InstanceNormImplBase {
   void check_input_dim(const Tensor& input) const override;
 };
 GRADIENS_MODULE(InstanceNorm3d);
+using InstanceNorm3dOptions = InstanceNormOptions;
 
 }  // namespace gradiens::nn

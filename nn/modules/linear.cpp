@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <ostream>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
@@ -30,7 +31,7 @@ std::string linear_repr(const LinearOptions& options, bool has_bias) {
 
 }  // namespace
 
-LinearImpl::LinearImpl(const LinearOptions& options_) : Module("Linear"), options(options_) {
+LinearImpl::LinearImpl(const LinearOptions& options_) : Cloneable("Linear"), options(options_) {
   GD_CHECK(options.in_features_ >= 0 && options.out_features_ >= 0,
            fmt::format("Linear: in_features and out_features must be non-negative, got {} and {}",
                        options.in_features_, options.out_features_));
@@ -46,6 +47,13 @@ void LinearImpl::reset_parameters() { reset_linear_parameters(weight, bias, opti
 Tensor LinearImpl::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
 
 std::string LinearImpl::extra_repr() const { return linear_repr(options, bias.defined()); }
+
+void LinearImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::Linear(in_features={}, out_features={}, bias={})", options.in_features_,
+                        options.out_features_, bias.defined());
+}
+
+void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::Identity()"; }
 
 LazyLinearImpl::LazyLinearImpl(int64_t out_features, bool bias)
     : Module("LazyLinear"), options(LinearOptions(0, out_features).bias(bias)) {

@@ -2,6 +2,7 @@
 // in_features taken from the first input) and Identity.
 #pragma once
 
+#include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -16,7 +17,7 @@ struct LinearOptions {
   bool bias_ = true;
 };
 
-class LinearImpl : public Module {
+class LinearImpl : public Cloneable<LinearImpl> {
  public:
   LinearImpl(int64_t in_features, int64_t out_features, bool bias = true)
       : LinearImpl(LinearOptions(in_features, out_features).bias(bias)) {}
@@ -27,6 +28,7 @@ class LinearImpl : public Module {
   void reset_parameters();
   Tensor forward(const Tensor& input);
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
 
   LinearOptions options;
   Tensor weight;  // [out_features, in_features]
@@ -65,9 +67,11 @@ class LazyLinearImpl : public Module {
 GRADIENS_MODULE(LazyLinear);
 
 // Returns its input: a placeholder layer (e.g. an optional block switched off).
-class IdentityImpl : public Module {
+class IdentityImpl : public Cloneable<IdentityImpl> {
  public:
-  IdentityImpl() : Module("Identity") {}
+  IdentityImpl() : Cloneable("Identity") {}
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override;
   Tensor forward(const Tensor& input) { return input; }
 };
 GRADIENS_MODULE(Identity);

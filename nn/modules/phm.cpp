@@ -11,7 +11,7 @@
 
 namespace gradiens::nn {
 
-PHMLinearImpl::PHMLinearImpl(const PHMLinearOptions& options_) : Module("PHMLinear"), options(options_) {
+PHMLinearImpl::PHMLinearImpl(const PHMLinearOptions& options_) : Cloneable("PHMLinear"), options(options_) {
   const int64_t in = options.in_features_, out = options.out_features_, n = options.n_;
   GD_CHECK(n >= 1, fmt::format("PHMLinear: n must be positive, got {}", n));
   GD_CHECK(in >= 0 && out >= 0,

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "nn/functional/phm.h"
+#include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -25,7 +26,7 @@ struct PHMLinearOptions {
 // both in_features and out_features. forward takes the faster of building W and
 // the structured product for the input's batch size (Note [PHM path choice] in
 // nn/functional/phm.h); both give the same values and gradients.
-class PHMLinearImpl : public Module {
+class PHMLinearImpl : public Cloneable<PHMLinearImpl> {
  public:
   PHMLinearImpl(int64_t in_features, int64_t out_features, int64_t n, bool bias = true)
       : PHMLinearImpl(PHMLinearOptions(in_features, out_features, n).bias(bias)) {}

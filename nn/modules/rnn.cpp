@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
@@ -64,19 +65,19 @@ RNNNonlinearity::RNNNonlinearity(init::Nonlinearity kind) {
 
 // ---- RNNImplBase ----
 
-RNNImplBase::RNNImplBase(std::string name, const Config& config) : Module(std::move(name)), config_(config) {
-  GD_CHECK(config.dropout >= 0 && config.dropout <= 1,
+RNNImplBase::RNNImplBase(std::string name, const RNNOptionsBase& config) : Module(std::move(name)), options_base(config) {
+  GD_CHECK(config.dropout() >= 0 && config.dropout() <= 1,
            "dropout should be a number in range [0, 1] representing the probability of an element being zeroed");
-  GD_CHECK(config.proj_size >= 0, "proj_size should be a positive integer or zero to disable projections");
-  GD_CHECK(config.proj_size < config.hidden_size, "proj_size has to be smaller than hidden_size");
-  GD_CHECK(config.num_layers >= 1,
-           fmt::format("num_layers must be greater than or equal to 1, got {}", config.num_layers));
-  GD_CHECK(config.input_size >= 0, fmt::format("input_size must be non-negative, got {}", config.input_size));
-  const int64_t gate_size = gate_count(config.mode) * config.hidden_size;
+  GD_CHECK(config.proj_size() >= 0, "proj_size should be a positive integer or zero to disable projections");
+  GD_CHECK(config.proj_size() < config.hidden_size(), "proj_size has to be smaller than hidden_size");
+  GD_CHECK(config.num_layers() >= 1,
+           fmt::format("num_layers must be greater than or equal to 1, got {}", config.num_layers()));
+  GD_CHECK(config.input_size() >= 0, fmt::format("input_size must be non-negative, got {}", config.input_size()));
+  const int64_t gate_size = gate_count(config.mode()) * config.hidden_size();
   const int64_t real_hidden = output_hidden_size();
-  for (int64_t layer = 0; layer < config.num_layers; ++layer) {
+  for (int64_t layer = 0; layer < config.num_layers(); ++layer) {
     for (int64_t direction = 0; direction < num_directions(); ++direction) {
-      const int64_t layer_input = layer == 0 ? config.input_size : real_hidden * num_directions();
+      const int64_t layer_input = layer == 0 ? config.input_size() : real_hidden * num_directions();
       const std::string suffix = fmt::format("_l{}{}", layer, direction == 1 ? "_reverse" : "");
       LayerWeights w;
       auto add = [&](const std::string& stem, IntArrayRef sizes) {
@@ -85,18 +86,18 @@ RNNImplBase::RNNImplBase(std::string name, const Config& config) : Module(std::m
       };
       w.w_ih = add("weight_ih", {gate_size, layer_input});
       w.w_hh = add("weight_hh", {gate_size, real_hidden});
-      if (config.bias) {
+      if (config.bias()) {
         w.b_ih = add("bias_ih", {gate_size});
         w.b_hh = add("bias_hh", {gate_size});
       }
-      if (config.proj_size > 0) w.w_hr = add("weight_hr", {config.proj_size, config.hidden_size});
+      if (config.proj_size() > 0) w.w_hr = add("weight_hr", {config.proj_size(), config.hidden_size()});
       weights_.push_back(w);
     }
   }
   reset_parameters();
 }
 
-void RNNImplBase::reset_parameters() { uniform_init(all_weights(), config_.hidden_size); }
+void RNNImplBase::reset_parameters() { uniform_init(all_weights(), options_base.hidden_size()); }
 
 std::vector<Tensor> RNNImplBase::all_weights() const {
   std::vector<Tensor> out;
@@ -107,42 +108,51 @@ std::vector<Tensor> RNNImplBase::all_weights() const {
 }
 
 std::string RNNImplBase::extra_repr() const {
-  std::string s = fmt::format("{}, {}", config_.input_size, config_.hidden_size);
-  if (config_.proj_size != 0) s += fmt::format(", proj_size={}", config_.proj_size);
-  if (config_.num_layers != 1) s += fmt::format(", num_layers={}", config_.num_layers);
-  if (!config_.bias) s += ", bias=False";
-  if (config_.batch_first) s += ", batch_first=True";
-  if (config_.dropout != 0) s += ", dropout=" + python_float(config_.dropout);
-  if (config_.bidirectional) s += ", bidirectional=True";
+  std::string s = fmt::format("{}, {}", options_base.input_size(), options_base.hidden_size());
+  if (options_base.proj_size() != 0) s += fmt::format(", proj_size={}", options_base.proj_size());
+  if (options_base.num_layers() != 1) s += fmt::format(", num_layers={}", options_base.num_layers());
+  if (!options_base.bias()) s += ", bias=False";
+  if (options_base.batch_first()) s += ", batch_first=True";
+  if (options_base.dropout() != 0) s += ", dropout=" + python_float(options_base.dropout());
+  if (options_base.bidirectional()) s += ", bidirectional=True";
   return s;
+}
+
+void RNNImplBase::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::{}(input_size={}, hidden_size={}, num_layers={}, bias={}, batch_first={}, dropout=",
+                        name(), options_base.input_size(), options_base.hidden_size(), options_base.num_layers(), options_base.bias(),
+                        options_base.batch_first())
+         << options_base.dropout() << fmt::format(", bidirectional={}", options_base.bidirectional());
+  if (options_base.proj_size() > 0) stream << ", proj_size=" << options_base.proj_size();
+  stream << ")";
 }
 
 void RNNImplBase::check_input(const Tensor& input, bool packed) const {
   const int64_t expected_dim = packed ? 2 : 3;
   GD_CHECK(input.dim() == expected_dim,
            fmt::format("input must have {} dimensions, got {}", expected_dim, input.dim()));
-  GD_CHECK(input.size(-1) == config_.input_size,
-           fmt::format("input.size(-1) must be equal to input_size. Expected {}, got {}", config_.input_size,
+  GD_CHECK(input.size(-1) == options_base.input_size(),
+           fmt::format("input.size(-1) must be equal to input_size. Expected {}, got {}", options_base.input_size(),
                        input.size(-1)));
 }
 
 void RNNImplBase::check_state(const Tensor& hx, const Tensor& cx, int64_t mini_batch) const {
-  const int64_t layers = config_.num_layers * num_directions();
+  const int64_t layers = options_base.num_layers() * num_directions();
   const DimVector expected_h{layers, mini_batch, output_hidden_size()};
-  const bool lstm = config_.mode == Mode::LSTM;
+  const bool lstm = options_base.mode() == Mode::LSTM;
   GD_CHECK(hx.sizes() == IntArrayRef(expected_h),
            fmt::format("Expected hidden{} size {}, got {}", lstm ? "[0]" : "", tuple_string(expected_h),
                        shape_to_string(hx.sizes())));
   if (!lstm) return;
-  const DimVector expected_c{layers, mini_batch, config_.hidden_size};
+  const DimVector expected_c{layers, mini_batch, options_base.hidden_size()};
   GD_CHECK(cx.sizes() == IntArrayRef(expected_c), fmt::format("Expected hidden[1] size {}, got {}",
                                                               tuple_string(expected_c), shape_to_string(cx.sizes())));
 }
 
 RNNImplBase::Result RNNImplBase::forward_tensor(const Tensor& input_in, Tensor hx, Tensor cx, bool has_state) {
-  const bool lstm = config_.mode == Mode::LSTM;
+  const bool lstm = options_base.mode() == Mode::LSTM;
   const bool batched = input_in.dim() == 3;
-  const int64_t batch_dim = config_.batch_first ? 0 : 1;
+  const int64_t batch_dim = options_base.batch_first() ? 0 : 1;
   Tensor input = batched ? input_in : input_in.unsqueeze(batch_dim);
   if (has_state) {
     if (lstm) {
@@ -162,19 +172,19 @@ RNNImplBase::Result RNNImplBase::forward_tensor(const Tensor& input_in, Tensor h
     }
   }
   check_input(input, /*packed=*/false);
-  if (config_.batch_first) input = input.transpose(0, 1);
+  if (options_base.batch_first()) input = input.transpose(0, 1);
   const int64_t steps = input.size(0), batch = input.size(1);
-  const int64_t layers = config_.num_layers * num_directions();
+  const int64_t layers = options_base.num_layers() * num_directions();
   if (!has_state) {
     hx = zeros({layers, batch, output_hidden_size()}, input.options());
-    if (lstm) cx = zeros({layers, batch, config_.hidden_size}, input.options());
+    if (lstm) cx = zeros({layers, batch, options_base.hidden_size()}, input.options());
   }
   check_state(hx, cx, batch);
   GD_CHECK(steps > 0, "Expected sequence length to be larger than 0 in RNN");
-  Result r = run_layers(input.reshape({steps * batch, config_.input_size}),
+  Result r = run_layers(input.reshape({steps * batch, options_base.input_size()}),
                         std::vector<int64_t>(static_cast<size_t>(steps), batch), hx, cx);
   r.output = r.output.view({steps, batch, r.output.size(1)});
-  if (config_.batch_first) r.output = r.output.transpose(0, 1);
+  if (options_base.batch_first()) r.output = r.output.transpose(0, 1);
   if (!batched) {
     r.output = r.output.squeeze(batch_dim);
     r.h_n = r.h_n.squeeze(1);
@@ -184,7 +194,7 @@ RNNImplBase::Result RNNImplBase::forward_tensor(const Tensor& input_in, Tensor h
 }
 
 RNNImplBase::Result RNNImplBase::forward_packed(const PackedSequence& input, Tensor hx, Tensor cx, bool has_state) {
-  const bool lstm = config_.mode == Mode::LSTM;
+  const bool lstm = options_base.mode() == Mode::LSTM;
   GD_CHECK(input.defined(), "the PackedSequence given to the recurrent layer is empty (no data)");
   const Tensor& data = input.data();
   const Tensor batch_sizes_tensor = input.batch_sizes().to(kInt64).contiguous();
@@ -192,10 +202,10 @@ RNNImplBase::Result RNNImplBase::forward_packed(const PackedSequence& input, Ten
   std::vector<int64_t> batch_sizes(bs, bs + batch_sizes_tensor.numel());
   GD_CHECK(!batch_sizes.empty(), "Expected sequence length to be larger than 0 in RNN");
   const int64_t mini_batch = batch_sizes[0];
-  const int64_t layers = config_.num_layers * num_directions();
+  const int64_t layers = options_base.num_layers() * num_directions();
   if (!has_state) {
     hx = zeros({layers, mini_batch, output_hidden_size()}, data.options());
-    if (lstm) cx = zeros({layers, mini_batch, config_.hidden_size}, data.options());
+    if (lstm) cx = zeros({layers, mini_batch, options_base.hidden_size()}, data.options());
   } else if (input.sorted_indices().defined()) {
     // The state is given in the batch's order; the recurrence runs in the sorted one.
     hx = hx.index_select(1, input.sorted_indices());
@@ -231,13 +241,13 @@ RNNImplBase::Result RNNImplBase::forward_packed(const PackedSequence& input, Ten
 // joining sequence starting from its row of h0.
 RNNImplBase::Result RNNImplBase::run_layers(const Tensor& data, const std::vector<int64_t>& batch_sizes,
                                             const Tensor& hx, const Tensor& cx) {
-  const Mode mode = config_.mode;
+  const Mode mode = options_base.mode();
   const bool lstm = mode == Mode::LSTM;
   const int64_t directions = num_directions();
   const int64_t steps = static_cast<int64_t>(batch_sizes.size());
   std::vector<Tensor> h_n, c_n;
   Tensor layer_input = data;
-  for (int64_t layer = 0; layer < config_.num_layers; ++layer) {
+  for (int64_t layer = 0; layer < options_base.num_layers(); ++layer) {
     std::vector<Tensor> direction_outputs;
     for (int64_t direction = 0; direction < directions; ++direction) {
       const int64_t index = layer * directions + direction;
@@ -337,8 +347,8 @@ RNNImplBase::Result RNNImplBase::run_layers(const Tensor& data, const std::vecto
       if (lstm) c_n.push_back(c);
     }
     layer_input = directions == 1 ? direction_outputs[0] : cat(direction_outputs, 1);
-    if (config_.dropout > 0 && is_training() && layer + 1 < config_.num_layers)
-      layer_input = gradiens::dropout(layer_input, config_.dropout, /*training=*/true);
+    if (options_base.dropout() > 0 && is_training() && layer + 1 < options_base.num_layers())
+      layer_input = gradiens::dropout(layer_input, options_base.dropout(), /*training=*/true);
   }
   Result r;
   r.output = layer_input;
@@ -441,6 +451,12 @@ std::string RNNCellImplBase::extra_repr() const {
   if (!bias_) s += ", bias=False";
   if (nonlinearity_name_ != "tanh") s += ", nonlinearity=" + nonlinearity_name_;
   return s;
+}
+
+void RNNCellImplBase::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::{}({}, {}, bias={}", name(), input_size_, hidden_size_, bias_);
+  if (name() == "RNNCell") stream << ", nonlinearity=" << (nonlinearity_name_ == "tanh" ? "kTanh" : "kReLU");
+  stream << ")";
 }
 
 bool RNNCellImplBase::check_batched(const Tensor& input) const {

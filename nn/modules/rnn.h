@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "nn/cloneable.h"
 #include "nn/init.h"
 #include "nn/module.h"
 #include "nn/utils/rnn.h"
@@ -79,26 +80,42 @@ struct GRUOptions : RNNOptionsCommon<GRUOptions> {
 // weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}, weight_hr_l{k}, registered in
 // PyTorch's order), their initialization U(-1/sqrt(hidden), 1/sqrt(hidden)),
 // the input checks with PyTorch's messages, and the recurrence.
+// What RNN, LSTM and GRU share once built, read through getters (libtorch's
+// RNNOptionsBase, the module's `options_base`).
+struct RNNOptionsBase {
+  enum class Mode { RNNTanh, RNNReLU, LSTM, GRU };
+  Mode mode() const { return mode_; }
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+  int64_t num_layers() const { return num_layers_; }
+  bool bias() const { return bias_; }
+  bool batch_first() const { return batch_first_; }
+  double dropout() const { return dropout_; }
+  bool bidirectional() const { return bidirectional_; }
+  int64_t proj_size() const { return proj_size_; }
+
+  Mode mode_;
+  int64_t input_size_, hidden_size_, num_layers_;
+  bool bias_, batch_first_;
+  double dropout_;
+  bool bidirectional_;
+  int64_t proj_size_;
+};
+
 class RNNImplBase : public Module {
  public:
-  enum class Mode { RNNTanh, RNNReLU, LSTM, GRU };
+  using Mode = RNNOptionsBase::Mode;
+  RNNOptionsBase options_base;
 
   void reset_parameters();
   // Every parameter in registration order, and their names.
   std::vector<Tensor> all_weights() const;
   const std::vector<std::string>& flat_weights_names() const { return flat_weights_names_; }
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
 
  protected:
-  struct Config {
-    Mode mode;
-    int64_t input_size, hidden_size, num_layers;
-    bool bias, batch_first;
-    double dropout;
-    bool bidirectional;
-    int64_t proj_size;
-  };
-  RNNImplBase(std::string name, const Config& config);
+  RNNImplBase(std::string name, const RNNOptionsBase& options);
 
   struct Result {
     Tensor output, h_n, c_n;  // c_n: LSTM only
@@ -114,10 +131,11 @@ class RNNImplBase : public Module {
   void check_input(const Tensor& input, bool packed) const;
   void check_state(const Tensor& hx, const Tensor& cx, int64_t mini_batch) const;
   Result run_layers(const Tensor& data, const std::vector<int64_t>& batch_sizes, const Tensor& hx, const Tensor& cx);
-  int64_t num_directions() const { return config_.bidirectional ? 2 : 1; }
-  int64_t output_hidden_size() const { return config_.proj_size > 0 ? config_.proj_size : config_.hidden_size; }
+  int64_t num_directions() const { return options_base.bidirectional() ? 2 : 1; }
+  int64_t output_hidden_size() const {
+    return options_base.proj_size() > 0 ? options_base.proj_size() : options_base.hidden_size();
+  }
 
-  Config config_;
   std::vector<LayerWeights> weights_;  // layer * num_directions + direction
   std::vector<std::string> flat_weights_names_;
 };
@@ -126,6 +144,9 @@ class RNNImpl : public RNNImplBase {
  public:
   RNNImpl(int64_t input_size, int64_t hidden_size) : RNNImpl(RNNOptions(input_size, hidden_size)) {}
   explicit RNNImpl(const RNNOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   // input [T, B, input_size] ([B, T, input_size] with batch_first, [T, input_size]
   // unbatched), hx [num_layers * D, B, hidden_size] (zeros when undefined).
   // Returns (output [T, B, D * hidden_size], h_n).
@@ -145,6 +166,9 @@ class LSTMImpl : public RNNImplBase {
  public:
   LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(LSTMOptions(input_size, hidden_size)) {}
   explicit LSTMImpl(const LSTMOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   using State = std::tuple<Tensor, Tensor>;
   // As RNN, with the state (h, c); h has proj_size features when proj_size > 0.
   // Returns (output, (h_n, c_n)).
@@ -163,6 +187,9 @@ class GRUImpl : public RNNImplBase {
  public:
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const GRUOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
   std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
@@ -208,6 +235,7 @@ class RNNCellImplBase : public Module {
  public:
   void reset_parameters();
   std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
   Tensor weight_ih, weight_hh, bias_ih, bias_hh;
 
  protected:
@@ -223,6 +251,9 @@ class RNNCellImpl : public RNNCellImplBase {
  public:
   RNNCellImpl(int64_t input_size, int64_t hidden_size) : RNNCellImpl(RNNCellOptions(input_size, hidden_size)) {}
   explicit RNNCellImpl(const RNNCellOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   // h' for input [B, input_size] and hx [B, hidden_size] (zeros when undefined).
   Tensor forward(const Tensor& input, Tensor hx = {});
   RNNCellOptions options;
@@ -233,6 +264,9 @@ class LSTMCellImpl : public RNNCellImplBase {
  public:
   LSTMCellImpl(int64_t input_size, int64_t hidden_size) : LSTMCellImpl(LSTMCellOptions(input_size, hidden_size)) {}
   explicit LSTMCellImpl(const LSTMCellOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   // (h', c') for input and the state (h, c) (zeros when not given).
   std::tuple<Tensor, Tensor> forward(const Tensor& input,
                                      std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
@@ -244,6 +278,9 @@ class GRUCellImpl : public RNNCellImplBase {
  public:
   GRUCellImpl(int64_t input_size, int64_t hidden_size) : GRUCellImpl(GRUCellOptions(input_size, hidden_size)) {}
   explicit GRUCellImpl(const GRUCellOptions& options);
+  std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
+    return clone_module(*this, device);
+  }
   Tensor forward(const Tensor& input, Tensor hx = {});
   GRUCellOptions options;
 };

@@ -220,3 +220,187 @@ TEST_CASE("operator<< prints sizes, dtypes and devices as libtorch") {
       << gd::Device("cuda:1") << ' ' << gd::IntArrayRef{};
   CHECK(out.str() == "[2, 3] Float Long cpu cuda:1 []");
 }
+
+TEST_CASE("set_default_dtype: floating tensors made without a dtype take it") {
+  // python3: torch.set_default_dtype(torch.float64), then the dtypes below.
+  struct Restore {
+    ~Restore() { gd::set_default_dtype(gd::kFloat32); }
+  } restore;
+  CHECK(gd::get_default_dtype() == gd::kFloat32);
+  gd::set_default_dtype(gd::kFloat64);
+  CHECK(gd::get_default_dtype() == gd::kFloat64);
+  CHECK(gd::ones({2}).dtype() == gd::kFloat64);
+  CHECK(gd::tensor({1.5, 2.5}).dtype() == gd::kFloat64);
+  CHECK(gd::arange(0.0, 3.0).dtype() == gd::kFloat64);
+  CHECK(gd::tensor({1, 2}).dtype() == gd::kInt64);
+  CHECK((gd::tensor({1, 2}) / 2).dtype() == gd::kFloat64);
+  CHECK(gd::tensor({4}).sqrt().dtype() == gd::kFloat64);
+  CHECK((gd::tensor({1, 2}) * 0.5).dtype() == gd::kFloat64);
+  CHECK(error_of([] { gd::set_default_dtype(gd::kInt64); }) ==
+        "only floating-point types are supported as the default type, got Long");
+  CHECK(gd::get_default_dtype() == gd::kFloat64);
+}
+
+TEST_CASE("libtorch's dtype names are the same enumerators") {
+  CHECK(gd::ScalarType::Float == gd::kFloat32);
+  CHECK(gd::ScalarType::Double == gd::kFloat64);
+  CHECK(gd::ScalarType::Long == gd::kInt64);
+  CHECK(gd::ScalarType::Int == gd::kInt32);
+  CHECK(gd::ScalarType::Half == gd::kFloat16);
+  CHECK(gd::ScalarType::Byte == gd::kUInt8);
+  CHECK(gd::TensorOptions().dtype<double>().dtype() == gd::kFloat64);
+  CHECK(gd::dtype<int64_t>().dtype() == gd::kInt64);
+}
+
+TEST_CASE("resize_ keeps the storage when it is large enough and grows it otherwise") {
+  // python3: x = torch.arange(6.); x.resize_(2, 2) -> [[0, 1], [2, 3]]; x.resize_(3, 3)
+  // keeps the first six values 0..5; a tensor that requires grad cannot be resized.
+  Tensor x = gd::arange(6.0);
+  Tensor alias = x;
+  x.resize_({2, 2});
+  CHECK(shape(alias) == std::vector<int64_t>{2, 2});
+  CHECK(value_mismatch(x, gd::tensor({0.0, 1.0, 2.0, 3.0}).view({2, 2}), 0, 0) == "");
+  x.resize_({3, 3});
+  CHECK(x.is_contiguous());
+  CHECK(value_mismatch(x.view({-1}).slice(0, 0, 6), gd::arange(6.0), 0, 0) == "");
+  x.resize_({0});
+  CHECK(x.numel() == 0);
+  Tensor w = gd::zeros({2}).requires_grad_();
+  CHECK(error_of([&] { w.resize_({3}); }) == "cannot resize variables that require grad");
+  CHECK(error_of([&] { x.resize_({-1}); }) == "Trying to create tensor with negative dimension -1: [-1]");
+  Tensor y = gd::zeros({4});
+  y.resize_as_(gd::zeros({2, 2}));
+  CHECK(shape(y) == std::vector<int64_t>{2, 2});
+}
+
+TEST_CASE("random_ draws integers in [from, to), by default up to what the dtype holds exactly") {
+  gd::manual_seed(0);
+  Tensor a = gd::empty({2000}).random_(3, 7);
+  CHECK(a.min().item<double>() == 3);
+  CHECK(a.max().item<double>() == 6);
+  CHECK(gd::equal(a, a.to(gd::kInt64).to(gd::kFloat32)));  // integers
+  Tensor b = gd::empty({2000}, gd::kUInt8).random_();
+  CHECK(b.max().item<int64_t>() > 200);  // 2000 draws from [0, 255]
+  Tensor c = gd::empty({2000}, gd::kInt64).random_(5);
+  CHECK(c.min().item<int64_t>() == 0);
+  CHECK(c.max().item<int64_t>() == 4);
+  Tensor d = gd::empty({2000}, gd::kFloat32).random_();
+  CHECK(d.max().item<double>() <= 16777216.0);  // [0, 2^24]
+  CHECK(d.max().item<double>() > 1e6);
+  CHECK(error_of([] { gd::empty({2}).random_(5, 5); }) ==
+        "random_ expects 'from' to be less than 'to', but got from=5 >= to=5");
+  Tensor r = gd::randint_like(gd::zeros({500}, gd::kFloat64), 10);
+  CHECK(r.dtype() == gd::kFloat64);
+  CHECK(r.max().item<double>() == 9);
+  CHECK(gd::randint_like(gd::zeros({3}, gd::kInt32), 2, 4).min().item<int64_t>() >= 2);
+}
+
+TEST_CASE("layout, to(other tensor), arange(start, end, options), backward(inputs)") {
+  CHECK(gd::zeros({2}).layout() == gd::kStrided);
+  CHECK(!gd::zeros({2}).is_sparse());
+  std::ostringstream printed;
+  printed << gd::kStrided << ' ' << gd::kSparse;
+  CHECK(printed.str() == "Strided Sparse");  // libtorch's operator<< for a Layout
+  CHECK(gd::zeros({2}, gd::kInt64).to(gd::zeros({1}, gd::kFloat64)).dtype() == gd::kFloat64);
+  CHECK(value_mismatch(gd::arange(1, 4, gd::kFloat64), gd::tensor({1.0, 2.0, 3.0}, gd::kFloat64), 0, 0) == "");
+  CHECK(gd::zeros({2}).half().dtype() == gd::kFloat16);
+  // python3: a, b = torch.tensor(2., requires_grad=True), torch.tensor(3., requires_grad=True);
+  // (a * b).backward(inputs=[a]) -> a.grad == 3, b.grad is None.
+  Tensor a = gd::tensor(2.0).requires_grad_(), b = gd::tensor(3.0).requires_grad_();
+  (a * b).backward({}, std::nullopt, false, {{a}});
+  CHECK(a.grad().item<double>() == 3.0);
+  CHECK(!b.grad().defined());
+  CHECK(error_of([&] { (a * b).backward({}, std::nullopt, false, std::vector<Tensor>{}); }) ==
+        "'inputs' argument to backward() cannot be empty.");
+}
+
+TEST_CASE("InferenceMode: no recording, inference tensors, and what they refuse outside it (libtorch's rules)") {
+  const Tensor normal = gd::ones({3}, gd::kFloat64);
+  const Tensor w = gd::ones({3}, gd::kFloat64).requires_grad_();
+  Tensor inference, view_of_normal;
+  CHECK(!gd::InferenceMode::is_enabled());
+  {
+    gd::InferenceMode guard;
+    CHECK(gd::InferenceMode::is_enabled());
+    CHECK(!gd::GradMode::is_enabled());
+    inference = w * 2;
+    CHECK(!inference.requires_grad());
+    view_of_normal = normal.view({3});
+    inference.add_(1);  // allowed inside
+    {
+      gd::InferenceMode off(false);
+      CHECK(!gd::InferenceMode::is_enabled());
+      CHECK(!gd::ones({1}).is_inference());
+    }
+  }
+  CHECK(!gd::InferenceMode::is_enabled());
+  CHECK(gd::GradMode::is_enabled());
+  CHECK(inference.is_inference());
+  CHECK(inference.view({3}).is_inference());
+  CHECK(!view_of_normal.is_inference());
+  CHECK(!normal.is_inference());
+  CHECK(value_mismatch(inference, gd::full({3}, 3.0, gd::kFloat64), 0, 0) == "");
+  CHECK(error_of([&] { inference.add_(1); }) ==
+        "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+        "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+  CHECK(error_of([&] { inference.requires_grad_(); }) ==
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
+  CHECK(error_of([&] { inference._version(); }) == "Inference tensors do not track version counter.");
+  CHECK(error_of([&] { (w * inference).sum(); }) ==
+        "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor "
+        "and use it in autograd.");
+  // A clone is a normal tensor.
+  Tensor copy = inference.clone();
+  CHECK(!copy.is_inference());
+  (w * copy).sum().backward();
+  CHECK(value_mismatch(w.grad(), gd::full({3}, 3.0, gd::kFloat64), 0, 0) == "");
+}
+
+TEST_CASE("assigning to a temporary tensor writes into the elements it views; a named tensor rebinds") {
+  // python3 (the same effect): x = torch.zeros(2, 3); x[0] = 1.5; x[1] = torch.tensor([1., 2., 3.])
+  Tensor x = gd::zeros({2, 3});
+  x[0] = 1.5;
+  x[1] = gd::tensor({1.0f, 2.0f, 3.0f});
+  CHECK(value_mismatch(x, gd::tensor({1.5f, 1.5f, 1.5f, 1.0f, 2.0f, 3.0f}).view({2, 3}), 0, 0) == "");
+  Tensor y = x;
+  y = gd::ones({1});
+  CHECK(x.numel() == 6);  // y was rebound, x untouched
+}
+
+TEST_CASE("libtorch's smaller spellings: max/min of two tensors, equal, type_as, tensor_data, Scalar::to*, slice") {
+  const Tensor a = gd::tensor({1.0, 5.0}), b = gd::tensor({3.0, 2.0});
+  CHECK(value_mismatch(gd::max(a, b), gd::tensor({3.0, 5.0}), 0, 0) == "");
+  CHECK(value_mismatch(gd::min(a, b), gd::tensor({1.0, 2.0}), 0, 0) == "");
+  CHECK(a.equal(a.clone()));
+  CHECK(!a.equal(b));
+  CHECK(gd::tensor({1, 2}).type_as(gd::zeros({1}, gd::kFloat64)).dtype() == gd::kFloat64);
+  const Tensor w = gd::ones({2}).requires_grad_();
+  CHECK(!w.tensor_data().requires_grad());
+  CHECK(w.tensor_data().data_ptr() == w.data_ptr());
+  const gd::Scalar s = 2.5;
+  CHECK(s.toFloat() == 2.5f);
+  CHECK(s.toLong() == 2);
+  CHECK(s.isFloatingPoint());
+  CHECK(gd::Scalar(int64_t{3}).isIntegral(false));
+  CHECK(!gd::Scalar(true).isIntegral(false));
+  CHECK(gd::Scalar(true).isIntegral(true));
+  const std::vector<int64_t> values{4, 5, 6, 7};
+  const gd::IntArrayRef all(values);
+  CHECK(all.slice(1, 2).vec() == std::vector<int64_t>{5, 6});
+  CHECK(all.slice(3).vec() == std::vector<int64_t>{7});
+  CHECK(error_of([&] { all.slice(3, 2); }) == "ArrayRef: invalid slice, start + length exceeds the size");
+}
+
+TEST_CASE("warnings go to the current handler, which a program may replace") {
+  struct Capture : gd::WarningHandler {
+    void process(const gd::SourceLocation&, const std::string& msg, bool) override { messages.push_back(msg); }
+    std::vector<std::string> messages;
+  } capture;
+  gd::WarningHandler* previous = gd::Warning::get_warning_handler();
+  gd::Warning::set_warning_handler(&capture);
+  gd::warn("first");
+  gd::Warning::warn({"f", "file.cpp", 3}, "second");
+  gd::Warning::set_warning_handler(previous);
+  CHECK(capture.messages == std::vector<std::string>{"first", "second"});
+  CHECK(gd::Warning::get_warning_handler() == previous);
+}
