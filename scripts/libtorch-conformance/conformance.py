@@ -1234,7 +1234,7 @@ def write_report(out, files, tc, stubbed, meta):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("src", help="folder holding PyTorch's test/cpp/api tree (test/cpp/api/*.cpp)")
-    ap.add_argument("build", nargs="?", default="/work/main/build", help="gradiens build directory")
+    ap.add_argument("build", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build"), help="gradiens build directory")
     ap.add_argument("out", nargs="?", default="ltapi-out", help="output directory")
     ap.add_argument("--files", default=",".join(DEFAULT_FILES), help="test files (stems), comma separated")
     ap.add_argument("--jobs", type=int, default=2, help="test files compiled at once (default 2)")
