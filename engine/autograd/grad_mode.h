@@ -47,6 +47,7 @@ class InferenceMode {
 
 namespace autograd {
 using gradiens::GradMode;
+using gradiens::InferenceMode;
 using gradiens::NoGradGuard;
 }  // namespace autograd
 
