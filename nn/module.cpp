@@ -2,11 +2,9 @@
 // safetensors files) and hooks.
 #include "nn/module.h"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <ostream>
 #include <sstream>
 
@@ -15,6 +13,7 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/io/safetensors.h"
+#include "engine/type_name.h"
 #include "nn/cloneable.h"
 
 namespace gradiens::nn {
@@ -22,14 +21,7 @@ namespace gradiens::nn {
 namespace {
 
 // The module's C++ class, e.g. "gradiens::nn::LinearImpl".
-std::string class_name_of(const Module& m) {
-  const char* mangled = typeid(m).name();
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled ? demangled : mangled;
-  std::free(demangled);
-  return name;
-}
+std::string class_name_of(const Module& m) { return demangled_type_name(typeid(m)); }
 
 // "gradiens::nn::LinearImpl" -> "Linear".
 std::string type_name_of(const Module& m) {

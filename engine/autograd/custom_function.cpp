@@ -2,13 +2,11 @@
 // function's outputs join the graph.
 #include "engine/autograd/custom_function.h"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
-
-#include <cstdlib>
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "engine/type_name.h"
 
 namespace gradiens::autograd {
 
@@ -62,13 +60,7 @@ void AutogradContext::release_variables() {
 
 namespace detail {
 
-std::string demangled_name(const char* mangled) {
-  int status = 0;
-  char* name = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : mangled;
-  std::free(name);
-  return "CppNode<" + out + ">";
-}
+std::string node_name(const std::type_info& function) { return "CppNode<" + demangled_type_name(function) + ">"; }
 
 GradList CustomFunctionNodeBase::apply(GradList&& grads) {
   variable_list in(grads.begin(), grads.end());

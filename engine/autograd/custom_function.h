@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -91,7 +92,8 @@ class CustomFunctionNode final : public CustomFunctionNodeBase {
   variable_list call_backward(variable_list grads) override { return Fn::backward(&ctx, std::move(grads)); }
 };
 
-std::string demangled_name(const char* mangled);
+// "CppNode<MyFunction>", as libtorch names a custom function's node.
+std::string node_name(const std::type_info& function);
 
 // The tensor arguments of apply and, per argument, whether it is one.
 inline void collect_argument(std::vector<Tensor>& tensors, std::vector<bool>& is_tensor, const Tensor& t) {
@@ -123,7 +125,7 @@ struct Function {
     using Output = decltype(X::forward(nullptr, std::forward<Args>(args)...));
     static_assert(std::is_same_v<Output, Tensor> || std::is_same_v<Output, variable_list>,
                   "a custom function's forward returns a Tensor or a variable_list");
-    auto node = std::make_shared<detail::CustomFunctionNode<X>>(detail::demangled_name(typeid(X).name()));
+    auto node = std::make_shared<detail::CustomFunctionNode<X>>(detail::node_name(typeid(X)));
     variable_list inputs;
     (detail::collect_argument(inputs, node->is_tensor_argument, args), ...);
     bool recording = false;

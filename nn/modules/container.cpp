@@ -1,10 +1,7 @@
 // Sequential, ModuleList and ModuleDict.
 #include "nn/modules/container.h"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
-
-#include <cstdlib>
 
 namespace gradiens::nn {
 
@@ -48,13 +45,6 @@ void AnyModule::throw_wrong_arity(const Module& module, size_t expected, size_t 
                           received));
 }
 
-std::string demangled_type_name(const std::type_info& type) {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled ? demangled : type.name();
-  std::free(demangled);
-  return name;
-}
 
 size_t SequentialImpl::checked_index(int64_t index) const { return wrap_index(index, modules_.size(), "Sequential"); }
 

@@ -13,13 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/type_name.h"
 #include "nn/cloneable.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
-
-// The C++ name of a type as libtorch's messages print it ("int", "float").
-std::string demangled_type_name(const std::type_info& type);
 
 // A value of any type passed into or out of a module of a Sequential
 // (libtorch's AnyValue).
