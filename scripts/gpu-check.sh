@@ -24,13 +24,16 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 } 2>&1 | tee "$report/report.txt"
 
 echo "== test_cuda" | tee -a "$report/report.txt"
-GRADIENS_REQUIRE_CUDA=1 timeout 300 "$bundle/test_cuda" --duration=true 2>&1 | tee "$report/test_cuda.log" | tail -25 \
-  | tee -a "$report/report.txt"
-echo "test_cuda exit code: ${PIPESTATUS[0]}" | tee -a "$report/report.txt"
+GRADIENS_REQUIRE_CUDA=1 timeout "${GPU_CHECK_TEST_TIMEOUT:-300}" "$bundle/test_cuda" --duration=true 2>&1 \
+  > "$report/test_cuda.log"
+echo "test_cuda exit code: $?" | tee -a "$report/report.txt"
+# Each failing check with the test it belongs to, then doctest's summary and coverage messages.
+grep -E "TEST CASE:|ERROR:|MESSAGE:|values:|logged:" "$report/test_cuda.log" | head -150 | tee -a "$report/report.txt"
+grep -A2 -E "^\[doctest\] test cases:" "$report/test_cuda.log" | tee -a "$report/report.txt"
 
 # compute-sanitizer over the op sweep, with the caching allocator off so that
 # it sees every allocation (it refuses the device on some virtual machines).
-if command -v compute-sanitizer >/dev/null; then
+if [ "${GPU_CHECK_SANITIZER:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer memcheck (op sweep)" | tee -a "$report/report.txt"
   GRADIENS_CUDA_NO_CACHING=1 timeout 150 compute-sanitizer --tool memcheck --print-limit 5 "$bundle/test_cuda" \
     -tc='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*' 2>&1 | tail -6 | tee -a "$report/report.txt"

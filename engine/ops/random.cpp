@@ -493,11 +493,35 @@ Tensor bernoulli_samples(IntArrayRef sizes, Generator& generator, Probability pr
   return out;
 }
 
+// The same samples drawn on a cuda device (float64 0/1 there): the uniform
+// doubles come from the device's Philox kernel with the counters the host
+// would use, so a seed gives the CPU's samples bit for bit. `probability` is
+// a float64 tensor on `device` broadcastable to `sizes`, or undefined for `p`.
+Tensor bernoulli_samples_on_device(IntArrayRef sizes, const Device& device, Generator& generator,
+                                   const Tensor& probability, double p) {
+  Tensor u = empty(sizes, TensorOptions().dtype(kFloat64).device(device));
+  const uint64_t blocks = kernels::cpu::philox_blocks_for_64bit_draws(u.numel());
+  const GeneratorState start = generator.reserve(blocks);
+  if (u.numel() > 0) {
+    const uint64_t used = kernels::cuda::fill_uniform(kFloat64, u.data_ptr(), u.numel(), start.seed, start.offset,
+                                                      0.0, 1.0, cuda_seam::stream_of(u));
+    GD_INTERNAL_ASSERT(used == blocks, "a sampler used other Philox blocks than it reserved");
+  }
+  return (probability.defined() ? lt(u, probability) : lt(u, p)).to(kFloat64);
+}
+
 // The probabilities as contiguous float64, each checked to lie in [0, 1] (NaN does not).
 Tensor checked_probabilities(const Tensor& p, IntArrayRef sizes) {
   GD_CHECK(p.is_floating_point(),
            fmt::format("\"bernoulli_tensor_cpu_p_\" not implemented for '{}'", c10_type_name(p.dtype())));
   Tensor p64 = p.to(kFloat64).expand(sizes).contiguous();
+  if (p64.device().is_cuda()) {
+    // amin/amax propagate NaN, which fails both comparisons.
+    if (p64.numel() > 0)
+      GD_CHECK(amin(p64).item().to_double() >= 0 && amax(p64).item().to_double() <= 1,
+               "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+    return p64;
+  }
   const double* v = p64.cpu_data_ptr<double>();
   for (int64_t i = 0; i < p64.numel(); ++i)
     GD_CHECK(v[i] >= 0 && v[i] <= 1, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
@@ -514,8 +538,13 @@ struct Bernoulli {
   static Tensor forward(Ctx&, const Tensor& probabilities, const Generator& generator) {
     Tensor p64 = checked_probabilities(probabilities, probabilities.sizes());
     Generator stream = generator;  // a handle on the same stream
-    const double* p = p64.cpu_data_ptr<double>();
-    Tensor out = bernoulli_samples(p64.sizes(), stream, [p](int64_t i) { return p[i]; });
+    Tensor out;
+    if (p64.device().is_cuda()) {
+      out = bernoulli_samples_on_device(p64.sizes(), p64.device(), stream, p64, 0);
+    } else {
+      const double* p = p64.cpu_data_ptr<double>();
+      out = bernoulli_samples(p64.sizes(), stream, [p](int64_t i) { return p[i]; });
+    }
     return probabilities.dtype() == kFloat64 ? out : out.to(probabilities.dtype());
   }
   static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
@@ -599,7 +628,9 @@ Tensor bernoulli(const Tensor& probabilities) { return bernoulli(probabilities, 
 Tensor bernoulli(const Tensor& self, double p, Generator& generator) {
   check_bernoulli_p(p);
   Tensor out = empty(self.sizes(), self.options());
-  copy_data(out, bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
+  copy_data(out, self.device().is_cuda()
+                     ? bernoulli_samples_on_device(self.sizes(), self.device(), generator, Tensor(), p)
+                     : bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
   return out;
 }
 Tensor bernoulli(const Tensor& self, double p) { return bernoulli(self, p, default_generator()); }
@@ -607,7 +638,9 @@ Tensor bernoulli(const Tensor& self, double p) { return bernoulli(self, p, defau
 Tensor& bernoulli_(Tensor& self, double p, Generator& generator) {
   random_inplace(self, "bernoulli_", [&] {
     check_bernoulli_p(p);
-    copy_data(self, bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
+    copy_data(self, self.device().is_cuda()
+                        ? bernoulli_samples_on_device(self.sizes(), self.device(), generator, Tensor(), p)
+                        : bernoulli_samples(self.sizes(), generator, [p](int64_t) { return p; }));
   });
   return self;
 }
@@ -616,6 +649,10 @@ Tensor& bernoulli_(Tensor& self, double p) { return bernoulli_(self, p, default_
 Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator& generator) {
   random_inplace(self, "bernoulli_", [&] {
     Tensor p64 = checked_probabilities(p, self.sizes());
+    if (self.device().is_cuda()) {
+      copy_data(self, bernoulli_samples_on_device(self.sizes(), self.device(), generator, p64.to(self.device()), 0));
+      return;
+    }
     const double* v = p64.cpu_data_ptr<double>();
     copy_data(self, bernoulli_samples(self.sizes(), generator, [v](int64_t i) { return v[i]; }));
   });

@@ -2,9 +2,12 @@
 // (tests/engine/op_registry.cpp), in each input layout, run on the GPU and on
 // the CPU from the same float64 inputs; values and gradients must agree to
 // 1e-12. An op whose kernels are not on CUDA yet must say so with a
-// gradiens::Error; the sweep counts those and prints the coverage.
+// gradiens::Error; the sweep counts those and prints the coverage. A second
+// pass gives each op empty inputs: where the CPU computes a result the GPU
+// must give the same one, and where the CPU refuses the GPU must refuse too.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,7 +69,71 @@ Run run(const gd::autograd::TensorFunction& fn, const std::vector<Tensor>& input
   return r;
 }
 
+// The op's inputs with their leading dimension made 0 wherever it equals the
+// first input's (so shapes that matched still match), or nothing when the
+// first input has no dimension to empty.
+std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op) {
+  if (op.inputs.empty() || op.inputs[0].shape.empty()) return std::nullopt;
+  const int64_t leading = op.inputs[0].shape[0];
+  std::vector<Tensor> inputs;
+  for (const gd::testing::InputSpec& spec : op.inputs) {
+    std::vector<int64_t> shape = spec.shape;
+    if (!shape.empty() && shape[0] == leading) shape[0] = 0;
+    inputs.push_back(gd::testing::sample(shape, spec.lo, spec.hi, 3).detach().requires_grad_());
+  }
+  return inputs;
+}
+
 }  // namespace
+
+TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's refusal") {
+  int compared = 0, refused = 0, not_yet = 0;
+  for (const OpInfo& op : gd::testing::differentiable_ops()) {
+    auto inputs = emptied_inputs(op);
+    if (!inputs) continue;
+    INFO(op.name << " (empty)");
+    Run cpu;
+    std::string cpu_error;
+    try {
+      cpu = run(op.fn, *inputs);
+    } catch (const gd::Error& e) {
+      cpu_error = e.what();
+    }
+    std::vector<Tensor> gpu_inputs;
+    for (const Tensor& x : *inputs) gpu_inputs.push_back(same_layout_on_gpu(x));
+    Run gpu;
+    std::string gpu_error;
+    try {
+      gpu = run(op.fn, gpu_inputs);
+    } catch (const gd::Error& e) {
+      gpu_error = e.what();
+      if (cpu_error.empty() && (builds_cpu_tensors(e) || not_on_cuda_yet(e))) {
+        ++not_yet;
+        continue;
+      }
+    }
+    if (!cpu_error.empty()) {
+      CHECK_MESSAGE(!gpu_error.empty(), "the CPU refused: " << cpu_error);
+      ++refused;
+      continue;
+    }
+    REQUIRE_MESSAGE(gpu_error.empty(), gpu_error);
+    REQUIRE(gpu.outputs.size() == cpu.outputs.size());
+    for (size_t o = 0; o < cpu.outputs.size(); ++o) {
+      if (!cpu.outputs[o].defined()) continue;
+      CHECK(gpu.outputs[o].sizes() == cpu.outputs[o].sizes());
+      CHECK(gd::testing::value_mismatch(gpu.outputs[o].cpu(), cpu.outputs[o], 1e-12, 1e-12) == "");
+    }
+    REQUIRE(gpu.grads.size() == cpu.grads.size());
+    for (size_t g = 0; g < cpu.grads.size(); ++g)
+      if (cpu.grads[g].defined() && gpu.grads[g].defined())
+        CHECK(gd::testing::value_mismatch(gpu.grads[g].cpu(), cpu.grads[g], 1e-12, 1e-12) == "");
+    ++compared;
+  }
+  MESSAGE(fmt::format("empty inputs: {} ops compared with the CPU, {} refused on both devices, {} not on CUDA yet",
+                      compared, refused, not_yet));
+  CHECK(compared >= 20);
+}
 
 TEST_CASE("cuda: the op sweep runs the engine's differentiable ops on the GPU and matches the CPU") {
   int ops_on_cuda = 0, ops_total = 0, cases_compared = 0, cpu_bound_rows = 0;

@@ -349,6 +349,28 @@ TEST_CASE("cuda: the same seed draws the same numbers and dropout masks on both 
   }
 }
 
+TEST_CASE("cuda: bernoulli draws on the device give the CPU's samples bit for bit") {
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    auto opt = gd::TensorOptions().dtype(dt);
+    Tensor p_cpu = gd::linspace(0, 1, 257, opt).reshape({257, 1}).expand({257, 3});
+    gd::manual_seed(5);
+    Tensor a_cpu = gd::bernoulli(p_cpu), b_cpu = gd::bernoulli(gd::zeros({33, 7}, opt), 0.25);
+    Tensor c_cpu = gd::empty({9, 4}, opt).bernoulli_(0.6), after_cpu = gd::rand({5}, opt);
+    gd::manual_seed(5);
+    Tensor a_gpu = gd::bernoulli(p_cpu.to(kGpu)), b_gpu = gd::bernoulli(gd::zeros({33, 7}, opt.device(kGpu)), 0.25);
+    Tensor c_gpu = gd::empty({9, 4}, opt.device(kGpu)).bernoulli_(0.6), after_gpu = gd::rand({5}, opt.device(kGpu));
+    CHECK(a_gpu.is_cuda());
+    CHECK(gd::equal(a_gpu.cpu(), a_cpu));
+    CHECK(gd::equal(b_gpu.cpu(), b_cpu));
+    CHECK(gd::equal(c_gpu.cpu(), c_cpu));
+    CHECK(gd::equal(after_gpu.cpu(), after_cpu));
+    // Probabilities outside [0, 1] (NaN included) are refused as on the CPU.
+    CHECK_THROWS_WITH_AS(gd::bernoulli(gd::full({3}, 1.5, opt.device(kGpu))),
+                         "Expected p_in >= 0 && p_in <= 1 to be true, but got false.", gd::Error);
+    CHECK_THROWS_AS(gd::bernoulli(gd::full({3}, std::nan(""), opt.device(kGpu))), gd::Error);
+  }
+}
+
 TEST_CASE("cuda: scalar operands of every binary op match the CPU, on either side") {
   gd::manual_seed(19);
   Tensor x = gd::rand({40, 9}, gd::TensorOptions().dtype(gd::kFloat64)) + 0.25;
