@@ -485,3 +485,26 @@ TEST_CASE("cuda: argmax, argmin and max/min over a dim find the first extremum, 
   Tensor b = x > 1.0;
   CHECK(gd::equal(std::get<1>(gd::max(b.to(kGpu), 1)).cpu(), std::get<1>(gd::max(b, 1))));
 }
+
+TEST_CASE("cuda: on the device, a growing batch keeps max reserved / max allocated <= 1.1") {
+  // The fake-backend test of tests/kernels/test_cuda_caching_allocator.cpp on real device memory:
+  // 50 layers keep an activation of N * 64 KiB * (1 + layer % 4) until the iteration ends, N = 1..150.
+  gd::cuda::synchronize();
+  gd::cuda::empty_cache();
+  gd::cuda::reset_peak_memory_stats();
+  const int64_t base_allocated = gd::cuda::memory_allocated();
+  const int64_t base_reserved = gd::cuda::memory_reserved();
+  auto opt = gd::TensorOptions().dtype(gd::kFloat32).device(kGpu);
+  for (int64_t batch = 1; batch <= 150; ++batch) {
+    std::vector<Tensor> activations;
+    for (int64_t layer = 0; layer < 50; ++layer)
+      activations.push_back(gd::empty({batch * 16384 * (1 + layer % 4)}, opt));
+  }
+  gd::cuda::synchronize();
+  const double allocated = static_cast<double>(gd::cuda::max_memory_allocated() - base_allocated);
+  const double reserved = static_cast<double>(gd::cuda::max_memory_reserved() - base_reserved);
+  MESSAGE("device growing batch: max reserved " << reserved / 1048576 << " MiB, max allocated "
+                                                << allocated / 1048576 << " MiB, ratio " << reserved / allocated);
+  CHECK(reserved / allocated <= 1.1);
+  CHECK(gd::cuda::memory_allocated() == base_allocated);
+}
