@@ -1,6 +1,7 @@
 // gradiens::linalg (engine/linalg.h): checks with PyTorch's messages, the loop over
-// batch matrices into kernels/cpu/lapack, and the backward formulas of det,
-// slogdet, inv, solve, cholesky, eigh and svd, written with differentiable ops.
+// batch matrices into kernels/cpu/lapack (cuda tensors: kernels/cuda/solver,
+// cuSOLVER), and the backward formulas of det, slogdet, inv, solve, cholesky, eigh
+// and svd, written with differentiable ops.
 #include "engine/linalg.h"
 
 #include <fmt/format.h>
@@ -17,10 +18,12 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "kernels/cpu/lapack.h"
+#include "kernels/cuda/solver.h"
 
 namespace gradiens::linalg {
 
 namespace lapack = kernels::cpu::lapack;
+namespace solver = kernels::cuda::solver;
 
 namespace {
 
@@ -44,6 +47,16 @@ namespace {
 // user sees (contiguous copies of) views of it. The engine hands backward one gradient for the packed tensor, with zeros
 // where an output was not used, and a saved packed output keeps the formula
 // differentiable through this same node.
+//
+// Note [LAPACK on the GPU]
+// A cuda tensor's column-major buffers go to kernels/cuda/solver (cuSOLVER), a
+// whole batch per call, in the same layouts as on the CPU. What the CPU path does
+// with the factors in host loops (pivot signs, diagonal products, triangles,
+// packing) is done there with device tensor ops. LAPACK's infos land in a device
+// int32 tensor; the ops whose failure is an error (inv, solve, cholesky, eigh,
+// svd) read it back once per call, a synchronisation, as PyTorch's linalg error
+// checks do; det and slogdet never wait for the GPU. cuSOLVER's gesvd needs
+// m >= n: a wide matrix is decomposed through its transpose.
 
 // ---- checks ----
 
@@ -136,6 +149,30 @@ std::vector<int64_t> broadcast_batch_index(IntArrayRef batch, IntArrayRef operan
   return out;
 }
 
+// ---- the GPU's buffers and infos (Note [LAPACK on the GPU]) ----
+
+template <class T>
+T* device_data(const Tensor& t) {
+  return static_cast<T*>(t.data_ptr());
+}
+
+// int32 zeros on A's device (infos and pivots; an empty matrix leaves its info unwritten).
+Tensor device_ints(const Tensor& A, IntArrayRef sizes) {
+  return zeros(sizes, TensorOptions().dtype(kInt32).device(A.device()));
+}
+
+int* int_data(const Tensor& t) { return static_cast<int*>(t.data_ptr()); }
+
+// The first nonzero info of a batch, read back from the device: (batch index,
+// info), or (-1, 0) when every matrix succeeded.
+std::pair<int64_t, int> first_failure(const Tensor& infos) {
+  Tensor host = infos.cpu().contiguous();
+  const int32_t* p = host.cpu_data_ptr<int32_t>();
+  for (int64_t b = 0; b < host.numel(); ++b)
+    if (p[b] != 0) return {b, p[b]};
+  return {-1, 0};
+}
+
 // ---- LU: det, slogdet, inv, solve ----
 
 // The column-major matrices the LU ops factorize: A^T (transposed) or A.
@@ -173,6 +210,48 @@ double pivot_sign(const int* pivots, int64_t n) {
   return sign;
 }
 
+// The LU factors of each matrix of A on the GPU: lu_input's buffer factorized in
+// place, pivots [..., n] (LAPACK's 1-based rows) and infos [...], int32 on the device.
+struct DeviceLu {
+  Tensor buffer;
+  bool transposed;
+  Tensor pivots, infos;
+};
+
+DeviceLu device_lu(const Tensor& A) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1), count = batch_count(A);
+  LuInput input = lu_input(A);
+  DeviceLu lu{input.buffer, input.transposed, device_ints(A, with_vector(batch_sizes(A), n)),
+              device_ints(A, batch_sizes(A))};
+  dispatch_floating(A.dtype(), "linalg.lu_factor", [&]<class T>() {
+    solver::getrf(count, n, device_data<T>(lu.buffer), n, n * n, int_data(lu.pivots), int_data(lu.infos),
+                  A.device().index());
+  });
+  return lu;
+}
+
+// pivot_sign of each row of pivots [..., n] on the device, float64 [...].
+Tensor device_pivot_sign(const Tensor& pivots) {
+  NoGradGuard no_grad;
+  const int64_t n = pivots.size(-1);
+  IntArrayRef batch(pivots.sizes().data(), pivots.sizes().size() - 1);
+  if (n == 0) return ones(batch, TensorOptions().dtype(kFloat64).device(pivots.device()));
+  Tensor rows = arange(1, n + 1, TensorOptions().dtype(kInt32).device(pivots.device()));
+  Tensor swapped = ne(pivots, rows).to(kFloat64);
+  return (swapped * -2.0 + 1.0).prod(-1);  // -1 per row swap
+}
+
+// (sign, log|det|) of each matrix of A on the GPU, float64 [...], from its LU
+// factors as sign_logabsdet computes them: an exactly zero pivot (LAPACK's info
+// > 0) makes the sign 0 and log|det| -inf.
+std::pair<Tensor, Tensor> device_sign_logabsdet(const Tensor& A) {
+  NoGradGuard no_grad;
+  DeviceLu lu = device_lu(A);
+  Tensor diagonal = lu.buffer.diagonal(0, -2, -1).to(kFloat64);
+  return {device_pivot_sign(lu.pivots) * diagonal.sign().prod(-1), diagonal.abs().log().sum({-1})};
+}
+
 // (sign, log|det|) of each matrix of A, computed in double from its LU factors.
 void sign_logabsdet(const Tensor& A, std::vector<double>& sign, std::vector<double>& logabs) {
   int64_t n = A.size(-1), count = batch_count(A);
@@ -202,19 +281,26 @@ Tensor cofactor_matrix(const Tensor& A) {
   auto [U, S, Vh] = svd(A.detach(), true);
   Tensor rotation_sign = det(U) * det(Vh);
   int64_t n = A.size(-1);
-  Tensor products = empty(S.sizes(), S.options());
-  Tensor s = S.contiguous();
-  dispatch_floating(A.dtype(), "linalg.det", [&]<class T>() {
-    const T* in = s.cpu_data_ptr<T>();
-    T* out = products.cpu_data_ptr<T>();
-    for (int64_t b = 0, count = batch_count(A); b < count; ++b)
-      for (int64_t i = 0; i < n; ++i) {
-        T p = 1;
-        for (int64_t j = 0; j < n; ++j)
-          if (j != i) p *= in[b * n + j];
-        out[b * n + i] = p;
-      }
-  });
+  Tensor products;
+  if (A.device().is_cuda()) {
+    // Row i of S with s_i replaced by 1, multiplied out.
+    Tensor diagonal = eye(n, TensorOptions().dtype(kBool).device(A.device()));
+    products = where(diagonal, Scalar(1.0), S.unsqueeze(-2)).prod(-1);
+  } else {
+    products = empty(S.sizes(), S.options());
+    Tensor s = S.contiguous();
+    dispatch_floating(A.dtype(), "linalg.det", [&]<class T>() {
+      const T* in = s.cpu_data_ptr<T>();
+      T* out = products.cpu_data_ptr<T>();
+      for (int64_t b = 0, count = batch_count(A); b < count; ++b)
+        for (int64_t i = 0; i < n; ++i) {
+          T p = 1;
+          for (int64_t j = 0; j < n; ++j)
+            if (j != i) p *= in[b * n + j];
+          out[b * n + i] = p;
+        }
+    });
+  }
   return (U * products.unsqueeze(-2)).matmul(Vh) * rotation_sign.unsqueeze(-1).unsqueeze(-1);
 }
 
@@ -228,6 +314,13 @@ bool any_zero(const Tensor& t) {
 struct Det {
   static constexpr std::string_view name = "LinalgDetBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A) {
+    if (A.device().is_cuda()) {
+      NoGradGuard no_grad;
+      DeviceLu lu = device_lu(A);
+      Tensor out = device_pivot_sign(lu.pivots).to(A.dtype()) * lu.buffer.diagonal(0, -2, -1).prod(-1);
+      ctx.save_for_backward(A, out);
+      return out;
+    }
     int64_t n = A.size(-1);
     Tensor out = empty(batch_sizes(A), A.options());
     dispatch_floating(A.dtype(), "linalg.det", [&]<class T>() {
@@ -253,6 +346,13 @@ struct Det {
 struct Slogdet {
   static constexpr std::string_view name = "LinalgSlogdetBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A) {
+    if (A.device().is_cuda()) {
+      NoGradGuard no_grad;
+      auto [sign, logabs] = device_sign_logabsdet(A);
+      Tensor out = cat({sign.unsqueeze(-1), logabs.unsqueeze(-1)}, -1).to(A.dtype());
+      ctx.save_for_backward(A, out);
+      return out;
+    }
     std::vector<double> sign, logabs;
     sign_logabsdet(A, sign, logabs);
     Tensor out = empty(with_vector(batch_sizes(A), 2), A.options());
@@ -280,10 +380,34 @@ struct Slogdet {
   }
 };
 
+// The inverse of each matrix of A on the GPU: cuSOLVER has no getri, so X solves
+// A X = I from the LU factors (the identity is its own column-major buffer).
+Tensor inverse_on_gpu(const Tensor& A) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1), count = batch_count(A);
+  DeviceLu lu = device_lu(A);
+  auto [failed, info] = first_failure(lu.infos);
+  GD_CHECK(failed < 0, fmt::format("linalg.inv: {}The diagonal element {} is zero, the inversion could not be "
+                                   "completed because the input matrix is singular.",
+                                   batch_prefix(A, failed), info));
+  Tensor x = eye(n, A.options()).expand(A.sizes()).contiguous();
+  dispatch_floating(A.dtype(), "linalg.inv", [&]<class T>() {
+    solver::getrs(false, count, n, n, device_data<T>(lu.buffer), n, n * n, int_data(lu.pivots), nullptr,
+                  device_data<T>(x), n, n * n, A.device().index());
+  });
+  // inv(A^T) column-major is inv(A) row-major.
+  return lu.transposed ? x : from_column_major(x);
+}
+
 // d(A^-1) = -A^-1 dA A^-1, so the gradient is -A^-T g A^-T.
 struct Inv {
   static constexpr std::string_view name = "LinalgInvExBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A) {
+    if (A.device().is_cuda()) {
+      Tensor out = inverse_on_gpu(A);
+      ctx.save_for_backward(out);
+      return out;
+    }
     int64_t n = A.size(-1);
     // Named members rather than a structured binding: lambdas capture them (clang < 16 cannot capture bindings).
     LuInput lu = lu_input(A);
@@ -312,6 +436,22 @@ struct Inv {
   }
 };
 
+// X = A^-1 B on the GPU, B's matrix b solved with A's matrix a_index[b].
+Tensor solve_on_gpu(const Tensor& A, const Tensor& B, const std::vector<int64_t>& a_index) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1), k = B.size(-1);
+  DeviceLu lu = device_lu(A);
+  const int64_t failed = first_failure(lu.infos).first;
+  GD_CHECK(failed < 0, fmt::format("torch.linalg.solve: {}The solver failed because the input matrix is singular.",
+                                   batch_prefix(A, failed)));
+  Tensor x = column_major_copy(B);
+  dispatch_floating(A.dtype(), "linalg.solve", [&]<class T>() {
+    solver::getrs(lu.transposed, static_cast<int64_t>(a_index.size()), n, k, device_data<T>(lu.buffer), n, n * n,
+                  int_data(lu.pivots), a_index.data(), device_data<T>(x), n, n * k, A.device().index());
+  });
+  return from_column_major(x);
+}
+
 // X = A^-1 B for A [batch_A..., n, n] whose batch dims broadcast to B's [batch...,
 // n, k]. dX = -A^-1 dA X + A^-1 dB, so gB = A^-T g and gA = -gB X^T (at the
 // broadcast shape; the engine sums it down to A's).
@@ -320,6 +460,11 @@ struct Solve {
   static Tensor forward(Ctx& ctx, const Tensor& A, const Tensor& B) {
     int64_t n = A.size(-1), k = B.size(-1);
     std::vector<int64_t> a_index = broadcast_batch_index(batch_sizes(B), batch_sizes(A));
+    if (A.device().is_cuda()) {
+      Tensor out = solve_on_gpu(A, B, a_index);
+      ctx.save_for_backward(A, out);
+      return out;
+    }
     LuInput lu = lu_input(A);  // named members: lambdas capture them (see inv)
     Tensor& lu_buffer = lu.buffer;
     const bool transposed = lu.transposed;
@@ -356,13 +501,30 @@ struct Solve {
 
 // Phi(X): the lower triangle of X with its diagonal halved, as a constant mask.
 Tensor lower_half_diagonal_mask(int64_t n, const TensorOptions& options) {
-  Tensor mask = zeros({n, n}, options.dtype(kFloat64));
+  Tensor mask = zeros({n, n}, TensorOptions().dtype(kFloat64));  // made on the host
   double* p = mask.cpu_data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < i; ++j) p[i * n + j] = 1.0;
     p[i * n + i] = 0.5;
   }
-  return mask.to(options.dtype());
+  return mask.to(options.device(), options.dtype());
+}
+
+// The Cholesky factor on the GPU from A's column-major buffer (factorized in place).
+Tensor cholesky_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1);
+  Tensor infos = device_ints(A, batch_sizes(A));
+  dispatch_floating(A.dtype(), "linalg.cholesky", [&]<class T>() {
+    solver::potrf(upper, batch_count(A), n, device_data<T>(buffer), n, n * n, int_data(infos), A.device().index());
+  });
+  auto [failed, info] = first_failure(infos);
+  GD_CHECK(failed < 0, fmt::format("linalg.cholesky: {}The factorization could not be completed because the input is "
+                                   "not positive-definite (the leading minor of order {} is not positive-definite).",
+                                   batch_prefix(A, failed), info));
+  // cuSOLVER, as LAPACK, leaves A's entries in the other triangle.
+  Tensor factor = from_column_major(buffer);
+  return upper ? factor.triu() : factor.tril();
 }
 
 // The standard formula (Murray 2016, as in PyTorch): with A = L L^T,
@@ -372,6 +534,12 @@ struct Cholesky {
   static Tensor forward(Ctx& ctx, const Tensor& A, bool upper) {
     int64_t n = A.size(-1);
     Tensor buffer = column_major_copy(A);
+    if (A.device().is_cuda()) {
+      Tensor out = cholesky_on_gpu(A, buffer, upper);
+      ctx.real = upper ? 1 : 0;
+      ctx.save_for_backward(out);
+      return out;
+    }
     dispatch_floating(A.dtype(), "linalg.cholesky", [&]<class T>() {
       T* data = buffer.cpu_data_ptr<T>();
       for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
@@ -405,6 +573,24 @@ struct Cholesky {
 
 // ---- eigh ----
 
+// Eigh's packed output on the GPU from A's column-major buffer (overwritten by
+// the eigenvectors).
+Tensor eigh_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1);
+  Tensor w = empty(with_vector(batch_sizes(A), n), A.options());
+  Tensor infos = device_ints(A, batch_sizes(A));
+  dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
+    solver::syevd(true, upper, batch_count(A), n, device_data<T>(buffer), n, n * n, device_data<T>(w), n,
+                  int_data(infos), A.device().index());
+  });
+  auto [failed, info] = first_failure(infos);
+  GD_CHECK(failed < 0, fmt::format("linalg.eigh: {}The algorithm failed to converge because the input matrix is "
+                                   "ill-conditioned or has too many repeated eigenvalues (error code: {}).",
+                                   batch_prefix(A, failed), info));
+  return cat({w.unsqueeze(-1), buffer.mT()}, -1);  // V(i, j) is buffer[j, i]
+}
+
 // Packed output [..., n, n + 1]: column 0 the eigenvalues w, columns 1.. the
 // eigenvectors V (Note [Several outputs through one node]). For symmetric A with
 // distinct eigenvalues (dA symmetric, V^T V = I):
@@ -416,6 +602,11 @@ struct Eigh {
   static Tensor forward(Ctx& ctx, const Tensor& A, bool upper) {
     int64_t n = A.size(-1);
     Tensor buffer = column_major_copy(A);
+    if (A.device().is_cuda()) {
+      Tensor out = eigh_on_gpu(A, buffer, upper);
+      ctx.save_for_backward(out);
+      return out;
+    }
     Tensor out = empty(with_matrix(batch_sizes(A), n, n + 1), A.options());
     dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
       T* data = buffer.cpu_data_ptr<T>();
@@ -472,6 +663,31 @@ Tensor without_derivative_qr(const Tensor& A, const Tensor& result) {
   return apply<NoDerivative<kQrNode, kQrOp>>(A, result);
 }
 
+// QR on the GPU, as qr's CPU loop: A's column-major buffer [..., n, m] is
+// factorized in place, R (zeros) gets the upper triangle of its first rows, and
+// q_buffer (undefined for mode "r") becomes Q column-major [..., q_cols, m].
+void qr_on_gpu(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffer) {
+  NoGradGuard no_grad;
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), count = batch_count(A);
+  Tensor tau = empty(with_vector(batch_sizes(A), k), A.options());
+  dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
+    solver::geqrf(count, m, n, device_data<T>(buffer), m, m * n, device_data<T>(tau), k, A.device().index());
+  });
+  const int64_t r_rows = std::min(R.size(-2), k);
+  R.narrow(-2, 0, r_rows).copy_(from_column_major(buffer).narrow(-2, 0, r_rows).triu());
+  if (!q_buffer.defined()) return;
+  // Q's columns past the k reflectors start as the identity's, as LAPACK's orgqr
+  // sets them (and with no reflector, Q is the identity).
+  const int64_t q_cols = q_buffer.size(-2);
+  q_buffer = eye(q_cols, m, A.options()).expand(q_buffer.sizes()).contiguous();
+  if (k == 0) return;
+  q_buffer.narrow(-2, 0, k).copy_(buffer.narrow(-2, 0, k));  // the reflectors' columns
+  dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
+    solver::orgqr(count, m, q_cols, k, device_data<T>(q_buffer), m, m * q_cols, device_data<T>(tau), k,
+                  A.device().index());
+  });
+}
+
 // ---- SVD ----
 
 // The SVD of each matrix of A: S always; U and Vh unless `vectors` is None.
@@ -479,7 +695,10 @@ struct SvdResult {
   Tensor U, S, Vh;
 };
 
+SvdResult compute_svd_on_gpu(const Tensor& A, lapack::SvdVectors vectors);
+
 SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
+  if (A.device().is_cuda()) return compute_svd_on_gpu(A, vectors);
   NoGradGuard no_grad;
   int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   bool all = vectors == lapack::SvdVectors::All, with_vectors = vectors != lapack::SvdVectors::None;
@@ -510,6 +729,49 @@ SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
                                       batch_prefix(A, b), info));
     }
   });
+  if (with_vectors) {
+    r.U = from_column_major(u_buffer);
+    r.Vh = from_column_major(vt_buffer);
+  }
+  return r;
+}
+
+// compute_svd on the GPU. cuSOLVER's gesvd needs m >= n; a wide A is decomposed
+// as A^T = V S U^T.
+SvdResult compute_svd_on_gpu(const Tensor& A, lapack::SvdVectors vectors) {
+  NoGradGuard no_grad;
+  const int64_t m = A.size(-2), n = A.size(-1);
+  const bool with_vectors = vectors != lapack::SvdVectors::None;
+  if (m < n) {
+    SvdResult t = compute_svd_on_gpu(A.mT(), vectors);
+    if (!with_vectors) return t;
+    return {t.Vh.mT().contiguous(), t.S, t.U.mT().contiguous()};
+  }
+  // k = n from here.
+  const int64_t u_cols = vectors == lapack::SvdVectors::All ? m : n;
+  IntArrayRef batch = batch_sizes(A);
+  Tensor buffer = column_major_copy(A);
+  SvdResult r;
+  r.S = empty(with_vector(batch, n), A.options());
+  // Column-major U (m x u_cols) and Vh (n x n), turned row-major at the end.
+  Tensor u_buffer = with_vectors ? empty(with_matrix(batch, u_cols, m), A.options()) : Tensor();
+  Tensor vt_buffer = with_vectors ? empty(with_matrix(batch, n, n), A.options()) : Tensor();
+  if (n == 0 && vectors == lapack::SvdVectors::All)  // nothing to decompose: U is the identity
+    u_buffer.copy_(eye(m, A.options()).expand(u_buffer.sizes()));
+  Tensor infos = device_ints(A, batch);
+  dispatch_floating(A.dtype(), "linalg.svd", [&]<class T>() {
+    solver::gesvd(vectors, batch_count(A), m, n, device_data<T>(buffer), m, m * n, device_data<T>(r.S), n,
+                  with_vectors ? device_data<T>(u_buffer) : nullptr, m, m * u_cols,
+                  with_vectors ? device_data<T>(vt_buffer) : nullptr, n, n * n, int_data(infos), A.device().index());
+  });
+  auto [failed, info] = first_failure(infos);
+  if (failed >= 0) {
+    GD_CHECK(isfinite(A).all().item<bool>(),
+             "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
+    throw Error(fmt::format("linalg.svd: {}The algorithm failed to converge because the input matrix is "
+                            "ill-conditioned or has too many repeated singular values (error code: {}).",
+                            batch_prefix(A, failed), info));
+  }
   if (with_vectors) {
     r.U = from_column_major(u_buffer);
     r.Vh = from_column_major(vt_buffer);
@@ -663,7 +925,10 @@ Tensor cond_through_inverse(const Tensor& A, const std::variant<double, std::str
   // Singular matrices are swapped for the identity before inverting, so that inv
   // does not throw; their result is replaced by inf afterwards.
   Tensor singular;
-  {
+  if (A.device().is_cuda()) {
+    NoGradGuard no_grad;
+    singular = eq(device_sign_logabsdet(A).first, 0);
+  } else {
     NoGradGuard no_grad;
     std::vector<double> sign, logabs;
     sign_logabsdet(A, sign, logabs);
@@ -746,22 +1011,26 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
     R = zeros(with_matrix(batch, r_rows, n), A.options());
     // Column-major Q: m x q_cols.
     Tensor q_buffer = want_q ? empty(with_matrix(batch, q_cols, m), A.options()) : Tensor();
-    dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
-      T* a_all = buffer.cpu_data_ptr<T>();
-      T* r_all = R.cpu_data_ptr<T>();
-      std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
-      for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-        T* a = a_all + b * m * n;
-        lapack::geqrf(m, n, a, m, tau.data());
-        T* r = r_all + b * r_rows * n;
-        for (int64_t i = 0; i < std::min(r_rows, k); ++i)
-          for (int64_t j = i; j < n; ++j) r[i * n + j] = a[i + j * m];
-        if (!want_q) continue;
-        T* q = q_buffer.cpu_data_ptr<T>() + b * m * q_cols;
-        std::copy(a, a + m * std::min(k, q_cols), q);  // the reflectors' columns
-        lapack::orgqr(m, q_cols, k, q, m, tau.data());
-      }
-    });
+    if (A.device().is_cuda()) {
+      qr_on_gpu(A, buffer, R, q_buffer);
+    } else {
+      dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
+        T* a_all = buffer.cpu_data_ptr<T>();
+        T* r_all = R.cpu_data_ptr<T>();
+        std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
+        for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
+          T* a = a_all + b * m * n;
+          lapack::geqrf(m, n, a, m, tau.data());
+          T* r = r_all + b * r_rows * n;
+          for (int64_t i = 0; i < std::min(r_rows, k); ++i)
+            for (int64_t j = i; j < n; ++j) r[i * n + j] = a[i + j * m];
+          if (!want_q) continue;
+          T* q = q_buffer.cpu_data_ptr<T>() + b * m * q_cols;
+          std::copy(a, a + m * std::min(k, q_cols), q);  // the reflectors' columns
+          lapack::orgqr(m, q_cols, k, q, m, tau.data());
+        }
+      });
+    }
     Q = want_q ? from_column_major(q_buffer) : empty({0}, A.options());
   }
   if (records_graph(A)) {
