@@ -580,7 +580,7 @@ Tensor window_scale(const std::vector<std::vector<double>>& sizes, double diviso
     scale = std::move(next);
     shape.push_back(static_cast<int64_t>(dim.size()));
   }
-  return tensor(scale, TensorOptions().dtype(options.dtype()).device(options.device())).reshape(shape);
+  return tensor(scale, TensorOptions().dtype(options.dtype())).reshape(shape).to(options.device());
 }
 
 }  // namespace
@@ -1220,7 +1220,7 @@ std::tuple<Tensor, Tensor> adaptive_max_last_dim(const Tensor& x, int64_t out) {
     const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
     for (int64_t j = 0; j < widest; ++j) taps.push_back(std::min(start + j, end - 1));
   }
-  const Tensor index = tensor(taps, TensorOptions().dtype(kInt64).device(x.device()));
+  const Tensor index = tensor(taps, TensorOptions().dtype(kInt64)).to(x.device());
   DimVector shape = x.sizes().dims();
   shape.back() = out;
   shape.push_back(widest);
