@@ -205,7 +205,8 @@ struct Conv2dOp {
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     auto [input, weight] = ctx.saved<2>();
     const ConvParams p = params_from(ctx);
-    if (!GradMode::is_enabled() && grad.dtype() == kFloat32 && ctx.needs_input_grad(1) && !grad.device().is_cuda()) {
+    if (!GradMode::is_enabled() && grad.dtype() == kFloat32 && ctx.needs_input_grad(1) &&
+        !grad.device().is_cuda()) {
       if (std::optional<GradList> grads = fused_backward(ctx, grad, input, weight, p)) return *grads;
     }
     return {ctx.needs_input_grad(0) ? conv_backward_input_4d(grad, weight, input.sizes(), p) : Tensor(),

@@ -383,7 +383,8 @@ void run_cudnn(Pass pass, const Conv2dGeometry& g, const void* x, const void* w,
   auto found = plans.find(key);
   if (found == plans.end()) found = plans.emplace(key, build_plan(pass, g, alignments, deterministic, handle)).first;
   const Plan& plan = found->second;
-  void* workspace = plan.workspace_bytes > 0 ? device_malloc(static_cast<size_t>(plan.workspace_bytes), device) : nullptr;
+  void* workspace =
+      plan.workspace_bytes > 0 ? device_malloc(static_cast<size_t>(plan.workspace_bytes), device) : nullptr;
   try {
     Descriptor variant_pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     std::array<void*, 3> pointers{const_cast<void*>(x), const_cast<void*>(w), const_cast<void*>(y)};

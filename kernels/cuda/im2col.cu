@@ -143,9 +143,9 @@ void conv2d_forward_gemm(const Conv2dGeometry& g, const double* input, const dou
     if (g.groups <= images) {
       for (int64_t group = 0; group < g.groups; ++group)
         gemm_batched(kFloat64, images, false, false, group_out, positions, group_rows, 1.0,
-                     weight + group * group_out * group_rows, group_rows, 0, columns.get() + group * group_rows * positions,
-                     positions, rows * positions, 0.0, out + group * group_out * positions, positions,
-                     g.out_channels * positions, device);
+                     weight + group * group_out * group_rows, group_rows, 0,
+                     columns.get() + group * group_rows * positions, positions, rows * positions, 0.0,
+                     out + group * group_out * positions, positions, g.out_channels * positions, device);
     } else {
       for (int64_t b = 0; b < images; ++b)
         gemm_batched(kFloat64, g.groups, false, false, group_out, positions, group_rows, 1.0, weight, group_rows,

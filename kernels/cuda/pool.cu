@@ -5,7 +5,6 @@
 // bitwise. Forward: one thread per output element. Backward: one thread per
 // input element gathering from the windows that cover it, in the order the CPU
 // scatters them (deterministic, no atomics).
-#include <algorithm>
 
 #include "kernels/cuda/conv.h"
 #include "kernels/cuda/device_math.cuh"

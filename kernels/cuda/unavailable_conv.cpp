@@ -21,7 +21,9 @@ void conv2d_forward_gemm(const Conv2dGeometry&, const double*, const double*, do
 void conv2d_backward_input_gemm(const Conv2dGeometry&, const double*, const double*, double*, int) { unavailable(); }
 void conv2d_backward_weight_gemm(const Conv2dGeometry&, const double*, const double*, double*, int) { unavailable(); }
 int64_t cudnn_version() { unavailable(); }
-void max_pool2d_forward(ScalarType, const Pool2dGeometry&, const void*, void*, int64_t*, StreamHandle) { unavailable(); }
+void max_pool2d_forward(ScalarType, const Pool2dGeometry&, const void*, void*, int64_t*, StreamHandle) {
+  unavailable();
+}
 void max_pool2d_backward(ScalarType, const Pool2dGeometry&, const void*, const int64_t*, void*, StreamHandle) {
   unavailable();
 }

@@ -263,7 +263,8 @@ TEST_CASE("cuda: max_pool2d forward, indices and backward equal the CPU's, ties 
         }
         auto run = [&](const gd::Device& device) {
           Tensor X = pool_input(c, x, device);
-          auto [values, indices] = gd::max_pool2d_with_indices(X, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+          auto [values, indices] =
+              gd::max_pool2d_with_indices(X, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
           Tensor probe = gd::arange(values.numel(), gd::TensorOptions().dtype(dt)).reshape(values.sizes()).to(device);
           Tensor grad = gd::autograd::grad({(values * probe).sum()}, {X})[0];
           return std::vector<Tensor>{values, indices, grad};
@@ -310,7 +311,8 @@ TEST_CASE("cuda: the 1-D, 3-D and adaptive pools run on the GPU and match the CP
   const std::vector<std::tuple<std::string, std::vector<int64_t>, Fn>> cases = {
       {"max_pool1d", {2, 3, 17}, [](const Tensor& x) { return gd::max_pool1d(x, {3}, {2}, 1); }},
       {"avg_pool1d", {2, 3, 17}, [](const Tensor& x) { return gd::avg_pool1d(x, {3}, {2}, {1}); }},
-      {"avg_pool3d", {2, 2, 5, 6, 7}, [](const Tensor& x) { return gd::avg_pool3d(x, {2, 3, 2}, {1, 2, 2}, {1, 1, 0}); }},
+      {"avg_pool3d", {2, 2, 5, 6, 7},
+       [](const Tensor& x) { return gd::avg_pool3d(x, {2, 3, 2}, {1, 2, 2}, {1, 1, 0}); }},
       {"adaptive_avg_pool2d", {2, 3, 9, 11}, [](const Tensor& x) { return gd::adaptive_avg_pool2d(x, {4, 3}); }},
       {"adaptive_avg_pool2d channels_last", {2, 3, 9, 11},
        [](const Tensor& x) { return gd::adaptive_avg_pool2d(x.contiguous(gd::channels_last), {4, 3}); }},
@@ -374,7 +376,9 @@ TEST_CASE("cuda: conv2d across devices, float32 determinism and TF32") {
   gd::manual_seed(18);
   const auto opt = gd::TensorOptions().dtype(gd::kFloat32);
   Tensor x = gd::randn({4, 8, 16, 16}, opt), w = gd::randn({16, 8, 3, 3}, opt) * 0.1;
-  CHECK_THROWS_WITH_AS(gd::conv2d(x.to(kGpu), w), "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::conv2d(x.to(kGpu), w),
+                       "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+                       gd::Error);
   CHECK_THROWS_AS(gd::conv2d(x, w.to(kGpu)), gd::Error);
 
   // With deterministic algorithms asked for, two runs give the same bits.
