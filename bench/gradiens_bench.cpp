@@ -492,10 +492,11 @@ void cnn_f32_20steps(const Options& options) {
   gd::nn::Sequential net(gd::nn::Conv2d(1, 32, 3), gd::nn::ReLU(), gd::nn::MaxPool2d(2), gd::nn::Conv2d(32, 64, 3),
                          gd::nn::ReLU(), gd::nn::MaxPool2d(2), gd::nn::Flatten(), gd::nn::Linear(1600, 128),
                          gd::nn::ReLU(), gd::nn::Linear(128, 10));
+  net->to(options.device);
   gd::optim::SGD opt(net->parameters(), gd::optim::SGDOptions(0.01).momentum(0.9));
   const int64_t steps = 20, batch = 128;
-  gd::Tensor xs = gd::randn({steps, batch, 1, 28, 28});
-  gd::Tensor ys = gd::randint(0, 10, {steps, batch});
+  gd::Tensor xs = gd::randn({steps, batch, 1, 28, 28}).to(options.device);
+  gd::Tensor ys = gd::randint(0, 10, {steps, batch}).to(options.device);
   Timing t = time_calls(
       [&] {
         for (int64_t i = 0; i < steps; ++i) {
@@ -503,6 +504,7 @@ void cnn_f32_20steps(const Options& options) {
           gd::nn::functional::cross_entropy(net->forward(xs[i]), ys[i]).backward();
           opt.step();
         }
+        options.sync();
       },
       1, options.repeat > 0 ? options.repeat : 3);
   // Multiply-adds per example: conv1 26x26x32 outputs of 1x3x3, conv2 11x11x64 of 32x3x3,
@@ -534,7 +536,7 @@ const std::vector<Workload>& workloads() {
       {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
       {"mlp_f32_50steps", mlp_f32_50steps, true},
       {"op_overhead_5000", op_overhead_5000, true},
-      {"cnn_f32_20steps", cnn_f32_20steps},
+      {"cnn_f32_20steps", cnn_f32_20steps, true},
       {"lstm_packed_f32", lstm_packed_f32},
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},

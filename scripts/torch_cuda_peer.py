@@ -3,8 +3,9 @@
 
 The same shapes, dtypes and steps as gradiens-bench --device cuda (and as the
 CPU peer's workloads), on the current CUDA device, with TF32 off for matmul and
-cuDNN (gradiens' default, PyTorch's matmul default). Every timed call ends with
-torch.cuda.synchronize(). Prints one JSON object per line.
+cuDNN (gradiens' default, PyTorch's matmul default) and cudnn.benchmark at
+PyTorch's default (off). Every timed call ends with torch.cuda.synchronize().
+Prints one JSON object per line.
 
 Usage: python3 scripts/torch_cuda_peer.py [--only NAME[,NAME]] [--repeat K]
 """
@@ -93,11 +94,27 @@ def mlp_train(steps=50):
             F.cross_entropy(net(xs[i]), ys[i]).backward(); opt.step()
     return step
 
+# BENCHMARKS.md's cnn_f32_20steps, as the CPU peer builds it: the data is drawn
+# on the CPU (the same numbers as the CPU peer's) and moved to the device once.
+def cnn_train(steps=20):
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(1600, 128), nn.ReLU(), nn.Linear(128, 10)).to(DEV)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    xs = torch.randn(steps, 128, 1, 28, 28).to(DEV); ys = torch.randint(0, 10, (steps, 128)).to(DEV)
+    def step():
+        for i in range(steps):
+            opt.zero_grad()
+            F.cross_entropy(net(xs[i]), ys[i]).backward(); opt.step()
+    return step
+
 WORKLOADS = {
     "pinn_burgers_f64": (pinn_burgers, 3, 20, "one Adam step, N_f=10000"),
     "pinn_poisson5d_f64": (pinn_poisson5d, 3, 20, "one Adam step, 8192 points, full 5-D Laplacian"),
     "op_overhead_5000": (op_overhead, 2, 10, "5000 x (mul, add) + backward"),
     "mlp_f32_50steps": (mlp_train, 1, 5, "50 steps, batch 128"),
+    "cnn_f32_20steps": (cnn_train, 1, 3, "20 steps, batch 128"),
 }
 
 if __name__ == "__main__":

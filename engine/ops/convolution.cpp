@@ -1,7 +1,8 @@
 // conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d: PyTorch's checks and
-// messages, dispatch to kernels/cpu/conv.h, and backward formulas built from these
-// same ops (derivative orders are listed in engine/convolution.h). Channels-last
-// inputs run in NHWC throughout, forward and backward (Note [Channels-last ops]).
+// messages, dispatch to kernels/cpu/conv.h or, for cuda tensors, kernels/cuda/conv.h
+// (Note [Convolutions on CUDA]), and backward formulas built from these same ops
+// (derivative orders are listed in engine/convolution.h). Channels-last inputs run
+// in NHWC throughout, forward and backward (Note [Channels-last ops]).
 #include "engine/convolution.h"
 
 #include <fmt/format.h>
@@ -17,8 +18,12 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/nn_ops.h"
+#include "engine/ops/cuda_seam.h"
+#include "engine/ops/elementwise.h"
 #include "engine/tensor_data.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cuda/conv.h"
 
 namespace gradiens {
 
@@ -119,10 +124,74 @@ MemoryFormat weight_format_of(const Tensor& weight) {
                                                                       : MemoryFormat::Contiguous;
 }
 
+// Note [Convolutions on CUDA]
+// On a cuda device each of the three passes runs through kernels/cuda/conv.h with
+// every operand dense in one layout: p's for float32 (cuDNN takes NCHW and NHWC
+// alike), NCHW for float64 (im2col + cuBLAS). The weight follows the activations
+// there, and each result is returned in the layout the CPU path gives it, so the
+// nodes, their saved tensors and the gradients' layouts are the same on both
+// devices. The bias is added by a broadcast add, and its gradient is grad.sum.
+
+namespace kc = kernels::cuda;
+
+MemoryFormat cuda_conv_format(const Tensor& t, const ConvParams& p) {
+  return t.dtype() == kFloat64 ? MemoryFormat::Contiguous : p.memory_format;
+}
+
+kc::Conv2dGeometry cuda_conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
+                                      MemoryFormat format) {
+  const kernels::cpu::Conv2dGeometry c = conv_geometry(input, weight, p, Layout::NCHW);
+  kc::Conv2dGeometry g{c.batch,    c.in_channels, c.in_h,     c.in_w,       c.out_channels, c.kernel_h,
+                       c.kernel_w, c.out_h,       c.out_w,    c.stride_h,   c.stride_w,     c.pad_h,
+                       c.pad_w,    c.dilation_h,  c.dilation_w, c.groups};
+  g.layout = format == MemoryFormat::ChannelsLast ? kc::ConvLayout::NHWC : kc::ConvLayout::NCHW;
+  return g;
+}
+
+int device_index(const Tensor& t) { return t.device().index(); }
+
+Tensor cuda_conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
+  dispatch_floating(input.dtype(), "conv2d", []<class T>() {});
+  const MemoryFormat format = cuda_conv_format(input, p);
+  const Tensor x = input.contiguous(format), w = weight.contiguous(format);
+  Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(format));
+  kc::conv2d_forward(x.dtype(), cuda_conv_geometry(x.sizes(), w.sizes(), p, format), x.data_ptr(), w.data_ptr(),
+                     out.data_ptr(), device_index(x), are_deterministic_algorithms_enabled());
+  if (bias.defined()) cuda_seam::binary(kc::Binary::Add, out, out, bias.reshape({1, -1, 1, 1}));
+  return out.contiguous(p.memory_format);
+}
+
+Tensor cuda_conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
+                                const ConvParams& p) {
+  dispatch_floating(grad_output.dtype(), "conv2d_backward_input", []<class T>() {});
+  const MemoryFormat format = cuda_conv_format(grad_output, p);
+  const Tensor gy = grad_output.contiguous(format), w = weight.contiguous(format);
+  Tensor grad_input = empty(input_size, gy.options().memory_format(format));
+  kc::conv2d_backward_input(gy.dtype(), cuda_conv_geometry(input_size, w.sizes(), p, format), gy.data_ptr(),
+                            w.data_ptr(), grad_input.data_ptr(), device_index(gy),
+                            are_deterministic_algorithms_enabled());
+  return grad_input.contiguous(p.memory_format);
+}
+
+Tensor cuda_conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
+                                 const ConvParams& p, MemoryFormat weight_format) {
+  dispatch_floating(grad_output.dtype(), "conv2d_backward_weight", []<class T>() {});
+  const MemoryFormat format = cuda_conv_format(grad_output, p);
+  const Tensor gy = grad_output.contiguous(format), x = input.contiguous(format);
+  Tensor grad_weight = empty(weight_size, gy.options().memory_format(format));
+  kc::conv2d_backward_weight(gy.dtype(), cuda_conv_geometry(x.sizes(), weight_size, p, format), gy.data_ptr(),
+                             x.data_ptr(), grad_weight.data_ptr(), device_index(gy),
+                             are_deterministic_algorithms_enabled());
+  return grad_weight.contiguous(weight_format);
+}
+
 struct Conv2dOp {
   static constexpr std::string_view name = "ConvolutionBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& input, const Tensor& weight, const Tensor& bias,
                         const ConvParams& p) {
+    ctx.save_for_backward(input, weight);
+    ctx.ints = conv_ints(p);
+    if (input.device().is_cuda()) return cuda_conv_forward(input, weight, bias, p);
     const Tensor x = input.contiguous(p.memory_format), w = dense_weight(weight);
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
     const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
@@ -131,14 +200,13 @@ struct Conv2dOp {
       kernels::cpu::conv2d_forward(g, x.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), b.defined() ? b.cpu_data_ptr<T>() : nullptr,
                                    out.cpu_data_ptr<T>());
     });
-    ctx.save_for_backward(input, weight);
-    ctx.ints = conv_ints(p);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     auto [input, weight] = ctx.saved<2>();
     const ConvParams p = params_from(ctx);
-    if (!GradMode::is_enabled() && grad.dtype() == kFloat32 && ctx.needs_input_grad(1)) {
+    if (!GradMode::is_enabled() && grad.dtype() == kFloat32 && ctx.needs_input_grad(1) &&
+        !grad.device().is_cuda()) {
       if (std::optional<GradList> grads = fused_backward(ctx, grad, input, weight, p)) return *grads;
     }
     return {ctx.needs_input_grad(0) ? conv_backward_input_4d(grad, weight, input.sizes(), p) : Tensor(),
@@ -180,14 +248,15 @@ struct Conv2dBackwardInputOp {
   static constexpr std::string_view name = "ConvolutionBackwardInputBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& weight, const DimVector& input_size,
                         const ConvParams& p) {
+    ctx.save_for_backward(grad_output, weight);
+    ctx.ints = conv_ints(p);
+    if (grad_output.device().is_cuda()) return cuda_conv_backward_input(grad_output, weight, input_size, p);
     const Tensor gy = grad_output.contiguous(p.memory_format), w = dense_weight(weight);
     const kernels::cpu::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_input", [&]<class T>() {
       kernels::cpu::conv2d_backward_input(g, gy.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>());
     });
-    ctx.save_for_backward(grad_output, weight);
-    ctx.ints = conv_ints(p);
     return grad_input;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -205,14 +274,16 @@ struct Conv2dBackwardWeightOp {
   static constexpr std::string_view name = "ConvolutionBackwardWeightBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& input, const DimVector& weight_size,
                         const ConvParams& p, MemoryFormat weight_format) {
+    ctx.save_for_backward(grad_output, input);
+    ctx.ints = conv_ints(p);
+    if (grad_output.device().is_cuda())
+      return cuda_conv_backward_weight(grad_output, input, weight_size, p, weight_format);
     const Tensor gy = grad_output.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
     const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
     Tensor grad_weight = empty(weight_size, gy.options().memory_format(weight_format));
     dispatch_floating(gy.dtype(), "conv2d_backward_weight", [&]<class T>() {
       kernels::cpu::conv2d_backward_weight(g, gy.cpu_data_ptr<T>(), x.cpu_data_ptr<T>(), grad_weight.cpu_data_ptr<T>());
     });
-    ctx.save_for_backward(grad_output, input);
-    ctx.ints = conv_ints(p);
     return grad_weight;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -247,8 +318,7 @@ ConvParams conv_params(IntArrayRef stride, IntArrayRef padding, IntArrayRef dila
 void check_same_dtype(const Tensor& expected, const Tensor& found) {
   GD_CHECK(expected.dtype() == found.dtype(), fmt::format("expected scalar type {} but found {}",
                                                           c10_type_name(expected.dtype()), c10_type_name(found.dtype())));
-  GD_CHECK(expected.device() == found.device(),
-           "Expected all tensors to be on the same device, but found at least two devices");
+  check_same_device(expected, found, "conv2d");
 }
 
 // ---------------------------------------------------------------------------------
@@ -319,6 +389,14 @@ kernels::cpu::Pool2dGeometry pool_geometry(IntArrayRef input, IntArrayRef output
           p.padding[0],           p.padding[1],  p.dilation[0], p.dilation[1], layout_of(p.memory_format)};
 }
 
+// The CUDA kernels' geometry (kernels/cuda/conv.h), the same as the CPU's.
+kc::Pool2dGeometry cuda_pool_geometry(IntArrayRef input, IntArrayRef output, const PoolParams& p) {
+  const kernels::cpu::Pool2dGeometry c = pool_geometry(input, output, p);
+  return {c.batch,      c.channels,   c.in_h,     c.in_w,       c.out_h,      c.out_w,
+          c.kernel_h,   c.kernel_w,   c.stride_h, c.stride_w,   c.pad_h,      c.pad_w,
+          c.dilation_h, c.dilation_w, c.layout == Layout::NHWC ? kc::ConvLayout::NHWC : kc::ConvLayout::NCHW};
+}
+
 DimVector avg_pool_ints(const PoolParams& p, bool count_include_pad) {
   return {p.kernel[0],  p.kernel[1],  p.stride[0],       p.stride[1],
           p.padding[0], p.padding[1], count_include_pad, static_cast<int64_t>(p.memory_format)};
@@ -337,10 +415,15 @@ struct AvgPool2dBackwardOp {
                         bool count_include_pad) {
     const Tensor gy = grad_output.contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
-    const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
-    dispatch_floating(gy.dtype(), "avg_pool2d_backward", [&]<class T>() {
-      kernels::cpu::avg_pool2d_backward(g, gy.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>(), count_include_pad);
-    });
+    if (gy.device().is_cuda()) {
+      kc::avg_pool2d_backward(gy.dtype(), cuda_pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
+                              grad_input.data_ptr(), count_include_pad, cuda_seam::stream_of(gy));
+    } else {
+      const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
+      dispatch_floating(gy.dtype(), "avg_pool2d_backward", [&]<class T>() {
+        kernels::cpu::avg_pool2d_backward(g, gy.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>(), count_include_pad);
+      });
+    }
     ctx.shape = gy.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
     return grad_input;
@@ -356,10 +439,15 @@ struct AvgPool2dOp {
                         bool count_include_pad) {
     const Tensor x = input.contiguous(p.memory_format);
     Tensor out = empty(output_size, x.options().memory_format(p.memory_format));
-    const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
-    dispatch_floating(x.dtype(), "avg_pool2d", [&]<class T>() {
-      kernels::cpu::avg_pool2d_forward(g, x.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), count_include_pad);
-    });
+    if (x.device().is_cuda()) {
+      kc::avg_pool2d_forward(x.dtype(), cuda_pool_geometry(x.sizes(), output_size, p), x.data_ptr(), out.data_ptr(),
+                             count_include_pad, cuda_seam::stream_of(x));
+    } else {
+      const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
+      dispatch_floating(x.dtype(), "avg_pool2d", [&]<class T>() {
+        kernels::cpu::avg_pool2d_forward(g, x.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), count_include_pad);
+      });
+    }
     ctx.shape = x.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
     return out;
@@ -407,11 +495,18 @@ struct MaxPool2dBackwardOp {
                         const PoolParams& p) {
     const Tensor gy = grad_output.contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
-    const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
-    dispatch_floating(gy.dtype(), "max_pool2d_backward", [&]<class T>() {
-      kernels::cpu::max_pool2d_backward(g, gy.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>(),
-                                        grad_input.cpu_data_ptr<T>());
-    });
+    if (gy.device().is_cuda()) {
+      check_same_device(gy, indices, "max_pool2d_backward");
+      kc::max_pool2d_backward(gy.dtype(), cuda_pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
+                              static_cast<const int64_t*>(indices.data_ptr()), grad_input.data_ptr(),
+                              cuda_seam::stream_of(gy));
+    } else {
+      const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
+      dispatch_floating(gy.dtype(), "max_pool2d_backward", [&]<class T>() {
+        kernels::cpu::max_pool2d_backward(g, gy.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>(),
+                                          grad_input.cpu_data_ptr<T>());
+      });
+    }
     ctx.save_for_backward(indices);
     ctx.ints = pool_ints(p);
     return grad_input;
@@ -430,11 +525,16 @@ struct MaxPool2dOp {
                         const PoolParams& p) {
     const Tensor x = input.contiguous(p.memory_format);
     Tensor values = empty(output_size, x.options().memory_format(p.memory_format));
-    const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
-    dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
-      kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(),
-                                       indices.cpu_data_ptr<int64_t>());
-    });
+    if (x.device().is_cuda()) {
+      kc::max_pool2d_forward(x.dtype(), cuda_pool_geometry(x.sizes(), output_size, p), x.data_ptr(),
+                             values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), cuda_seam::stream_of(x));
+    } else {
+      const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
+      dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
+        kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(),
+                                         indices.cpu_data_ptr<int64_t>());
+      });
+    }
     ctx.save_for_backward(indices);
     ctx.shape = x.sizes().dims();
     ctx.ints = pool_ints(p);
@@ -453,7 +553,7 @@ Tensor adaptive_average_matrix(int64_t out, int64_t in, const TensorOptions& opt
     const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
     for (int64_t j = start; j < end; ++j) p[i * in + j] = 1.0 / static_cast<double>(end - start);
   }
-  return m.to(options.dtype());
+  return m.to(options.device(), options.dtype());
 }
 
 // The size of each pooling window along one dim, clipped to the padded input:
@@ -481,7 +581,7 @@ Tensor window_scale(const std::vector<std::vector<double>>& sizes, double diviso
     scale = std::move(next);
     shape.push_back(static_cast<int64_t>(dim.size()));
   }
-  return tensor(scale, TensorOptions().dtype(options.dtype()).device(options.device())).reshape(shape);
+  return tensor(scale, TensorOptions().dtype(options.dtype())).reshape(shape).to(options.device());
 }
 
 }  // namespace
@@ -559,7 +659,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArray
   PoolParams p = pool_params(kernel_size, stride, padding, dilation, ceil_mode);
   const DimVector output_size = pool_output_size(input, p);
   p.memory_format = pool_format(input);
-  Tensor indices = empty(output_size, TensorOptions().dtype(kInt64).memory_format(p.memory_format));
+  Tensor indices =
+      empty(output_size, TensorOptions().dtype(kInt64).device(input.device()).memory_format(p.memory_format));
   Tensor values = apply<MaxPool2dOp>(input, indices, output_size, p);
   return {values, indices};
 }
@@ -1120,7 +1221,7 @@ std::tuple<Tensor, Tensor> adaptive_max_last_dim(const Tensor& x, int64_t out) {
     const int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
     for (int64_t j = 0; j < widest; ++j) taps.push_back(std::min(start + j, end - 1));
   }
-  const Tensor index = tensor(taps, TensorOptions().dtype(kInt64).device(x.device()));
+  const Tensor index = tensor(taps, TensorOptions().dtype(kInt64)).to(x.device());
   DimVector shape = x.sizes().dims();
   shape.back() = out;
   shape.push_back(widest);
