@@ -78,7 +78,7 @@ PY
 
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
-workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps
+workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps,cnn_f32_20steps
 timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
 PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "$workloads" 2>&1 | tee -a "$report/bench.jsonl" \
