@@ -209,9 +209,17 @@ TEST_CASE("cuda: index_put_ with set and accumulate matches the CPU") {
   }
 }
 
+namespace {
+// Turns use_deterministic_algorithms on for a scope (restored even when a REQUIRE fails).
+struct DeterministicScope {
+  bool was = gd::are_deterministic_algorithms_enabled();
+  DeterministicScope() { gd::use_deterministic_algorithms(true); }
+  ~DeterministicScope() { gd::use_deterministic_algorithms(was); }
+};
+}  // namespace
+
 TEST_CASE("cuda: deterministic scatters give the CPU's bits, the same twice") {
-  const bool was = gd::are_deterministic_algorithms_enabled();
-  gd::use_deterministic_algorithms(true);
+  DeterministicScope deterministic;
   for (gd::ScalarType dt : kFloatTypes) {
     const std::string name(gd::dtype_name(dt));
     gd::manual_seed(2);
@@ -248,7 +256,6 @@ TEST_CASE("cuda: deterministic scatters give the CPU's bits, the same twice") {
     Tensor ag = gd::index_add(base.to(kGpu), 0, index.to(kGpu), values.to(kGpu), 0.5);
     check_same_bits(ac, ag, "index_add alpha 0.5 " + name);
   }
-  gd::use_deterministic_algorithms(was);
 }
 
 TEST_CASE("cuda: gather, scatter, scatter_add, index_select and index_add match the CPU") {
@@ -511,9 +518,9 @@ TEST_CASE("cuda: cumsum, cumprod and flip match the CPU, forward and backward") 
     }
     // cumprod's backward at zeros (one and two zeros in a line).
     Tensor zeros_in = draw({3, 5}, dt);
-    zeros_in.index_put_({0, 2}, gd::Scalar(0));
-    zeros_in.index_put_({1, 1}, gd::Scalar(0));
-    zeros_in.index_put_({1, 3}, gd::Scalar(0));
+    zeros_in.select(0, 0).select(0, 2).fill_(0);
+    zeros_in.select(0, 1).select(0, 1).fill_(0);
+    zeros_in.select(0, 1).select(0, 3).fill_(0);
     check_forward_backward([](const Tensor& t) { return gd::cumprod(t, 1); }, zeros_in, "cumprod with zeros " + name);
     check_same_bits(gd::flip(x, {0, 2}), gd::flip(x.to(kGpu), {0, 2}), "flip two dims " + name);
   }
