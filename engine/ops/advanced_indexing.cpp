@@ -14,6 +14,9 @@
 // derivative order stays differentiable:
 //   index      <- index_put_(accumulate) into zeros      index_select <-> index_add
 //   scatter    <- scatter(0) for self, gather for src   masked_select = index with a mask
+// On a cuda device the same plan drives kernels/cuda/indexing.h: the offsets
+// are computed with device ops and the indices are range-checked before the
+// launch (check_indices_on_device), giving the CPU's messages.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -24,10 +27,13 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/nn_ops.h"
 #include "engine/ops/advanced_indexing.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/cuda/indexing.h"
 
 namespace gradiens {
 
@@ -36,6 +42,7 @@ namespace {
 using indexing::TensorIndex;
 using kernels::cpu::ElementwiseIterator;
 using kernels::cpu::Operand;
+namespace kc = kernels::cuda;
 
 constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that keeps a loop on one thread
 
@@ -164,6 +171,8 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
   const int64_t ndim = view.dim();
   std::vector<Tensor> per_dim(static_cast<size_t>(ndim));
   for (auto& [d, t] : basic.tensors) {
+    // As PyTorch does, CPU index tensors may index a cuda tensor: they are moved there.
+    if (view.device().is_cuda() && t.device().is_cpu()) t = t.to(view.device());
     check_same_device(view, t, "index");
     if (t.dtype() == kBool || t.dtype() == kUInt8) {
       // A mask is its nonzero() positions, one index tensor per dim it covers.
@@ -210,6 +219,18 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
 
   plan.offsets = zeros(b, TensorOptions().dtype(kInt64).device(view.device()));
   int64_t indexer = 0;
+  if (view.device().is_cuda()) {
+    // offsets = sum over the indexed dims of (k < 0 ? k + size : k) * stride, in device ops.
+    for (int64_t d = 0; d < ndim; ++d) {
+      const Tensor& idx = per_dim[d];
+      if (!idx.defined()) continue;
+      const int64_t size = view.sizes()[d], stride = view.strides()[d];
+      check_indices_on_device(idx, -size, size, indexer++);
+      plan.offsets = plan.offsets + where(lt(idx, 0), idx + size, idx) * stride;
+    }
+    plan.offsets = plan.offsets.contiguous();
+    return plan;
+  }
   for (int64_t d = 0; d < ndim; ++d) {
     const Tensor& idx = per_dim[d];
     if (!idx.defined()) continue;
@@ -239,6 +260,13 @@ Tensor index_kernel(const IndexPlan& plan) {
   Tensor out = empty(plan.result_shape, plan.view.options());
   const int64_t esize = static_cast<int64_t>(out.element_size());
   DimVector out_strides = contiguous_strides(plan.result_shape);
+  if (out.device().is_cuda()) {
+    if (out.numel() == 0) return out;
+    kc::index_gather(out.dtype(), cuda_seam::shape_of(plan.result_shape), device_operand(out, out_strides),
+                     device_operand(plan.view, plan.view_strides), device_operand(plan.offsets, plan.offset_strides),
+                     1, cuda_seam::stream_of(out));
+    return out;
+  }
   ElementwiseIterator iter(plan.result_shape, {Operand{out.cpu_data_ptr(), esize, out_strides},
                                                Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
                                                Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
@@ -258,6 +286,8 @@ void check_put_values(const Tensor& target, const Tensor& values) {
            fmt::format("Index put requires the source and destination dtypes match, got {} for the destination and {} "
                        "for the source.",
                        c10_type_name(target.dtype()), c10_type_name(values.dtype())));
+  // A 0-dim CPU value (a scalar) may be put into a cuda tensor.
+  if (target.device().is_cuda() && values.device().is_cpu() && values.dim() == 0) return;
   check_same_device(target, values, "index_put_");
 }
 
@@ -278,6 +308,18 @@ void index_put_kernel(const Tensor& target, const std::vector<TensorIndex>& indi
   Tensor values = values_in.storage() == target.storage() ? copy_of(values_in) : values_in;
   const int64_t esize = static_cast<int64_t>(target.element_size());
   DimVector value_strides = broadcast_strides(values, r);
+  if (target.device().is_cuda()) {
+    if (values.device().is_cpu()) {  // a 0-dim scalar (check_put_values)
+      values = values.to(target.device());
+      value_strides = broadcast_strides(values, r);
+    }
+    kc::index_scatter(accumulate ? kc::ScatterMode::Add : kc::ScatterMode::Set, target.dtype(),
+                      cuda_seam::shape_of(r), device_operand(plan.view, plan.view_strides),
+                      device_operand(values, value_strides), device_operand(plan.offsets, plan.offset_strides), 1,
+                      1.0, are_deterministic_algorithms_enabled(), target.device().index(),
+                      cuda_seam::stream_of(target));
+    return;
+  }
   ElementwiseIterator iter(r, {Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
                                Operand{values.cpu_data_ptr(), esize, value_strides},
                                Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
@@ -357,6 +399,15 @@ Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, cons
   DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
   const int64_t esize = static_cast<int64_t>(self.element_size());
   const int64_t dim_stride = o.strides[dim];
+  if (out.device().is_cuda()) {
+    check_indices_on_device(index, 0, o.sizes[dim], dim);
+    // The value form's src is a 0-dim CPU tensor.
+    Tensor source = src.device().is_cuda() ? src : src.to(out.device());
+    kc::index_scatter(kc::ScatterMode::Set, out.dtype(), cuda_seam::shape_of(i.sizes), device_operand(out, out_strides),
+                      device_operand(source, src_strides), device_operand(index, i.strides), dim_stride, 1.0,
+                      are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
+    return out;
+  }
   ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
                                      Operand{src.cpu_data_ptr(), esize, src_strides}});
   BadIndex bad;
@@ -454,6 +505,16 @@ struct IndexSelect {
     shape[dim] = index.numel();
     Tensor out = empty(self.dim() == 0 ? IntArrayRef() : IntArrayRef(shape), self.options());
     if (out.numel() == 0) return out;
+    if (self.device().is_cuda()) {
+      DimVector self_strides = s.strides;
+      self_strides[dim] = 0;
+      DimIndex idx = dim_index(index, dim, shape.size());
+      check_indices_on_device(idx.index, 0, s.sizes[dim], dim);
+      kc::index_gather(self.dtype(), cuda_seam::shape_of(shape), device_operand(out, contiguous_strides(shape)),
+                       device_operand(self, self_strides), device_operand(idx.index, idx.strides), s.strides[dim],
+                       cuda_seam::stream_of(out));
+      return out;
+    }
     if (dim == 0 && self.dim() > 0 && self.is_contiguous() && copy_rows(self, index, out)) return out;
     DimVector self_strides = s.strides;
     self_strides[dim] = 0;
@@ -533,6 +594,17 @@ struct IndexAdd {
     Tensor out = copy_of(self);
     if (source.numel() == 0) return out;
     DimGeometry o = nonempty_layout(out);
+    if (out.device().is_cuda()) {
+      DimVector out_strides = o.strides;
+      out_strides[dim] = 0;
+      DimIndex idx = dim_index(index, dim, r.sizes.size());
+      check_indices_on_device(idx.index, 0, o.sizes[dim], dim);
+      kc::index_scatter(kc::ScatterMode::Add, out.dtype(), cuda_seam::shape_of(r.sizes),
+                        device_operand(out, out_strides), device_operand(source, r.strides),
+                        device_operand(idx.index, idx.strides), o.strides[dim], alpha.to_double(),
+                        are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
+      return out;
+    }
     if (dim == 0 && self.dim() >= 1 && out.is_contiguous() && source.is_contiguous()) {
       add_rows(out, index, source, alpha, o.sizes[0]);
       return out;
@@ -575,9 +647,29 @@ Tensor index_with_tensors(const Tensor& self, const std::vector<TensorIndex>& in
   return apply<Index>(self, indices);
 }
 
+namespace {
+
+// On a cuda device: the nonzero positions compacted by CUB, their count copied
+// to the host (nonzero waits for the device, as PyTorch's does), then unravelled.
+Tensor nonzero_on_device(const Tensor& c) {
+  const int64_t n = c.numel(), ndim = c.dim();
+  const TensorOptions index_options = TensorOptions().dtype(kInt64).device(c.device());
+  Tensor positions = empty({n}, index_options);
+  const int64_t count = kc::select_nonzero(c.dtype(), c.data_ptr(), n, static_cast<int64_t*>(positions.data_ptr()),
+                                           c.device().index(), cuda_seam::stream_of(c));
+  Tensor out = empty({count, ndim}, index_options);
+  if (count == 0 || ndim == 0) return out;
+  kc::unravel_positions(static_cast<const int64_t*>(positions.data_ptr()), count, cuda_seam::shape_of(c.sizes()),
+                        static_cast<int64_t*>(out.data_ptr()), cuda_seam::stream_of(c));
+  return out;
+}
+
+}  // namespace
+
 Tensor nonzero(const Tensor& x) {
   NoGradGuard no_grad;
   Tensor c = x.contiguous();
+  if (c.device().is_cuda()) return nonzero_on_device(c);
   const int64_t n = c.numel(), ndim = c.dim();
   int64_t count = 0;
   dispatch_all(c.dtype(), "nonzero", [&]<class T>() {

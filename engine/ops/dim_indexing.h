@@ -1,15 +1,17 @@
 // Shared by the indexing ops (gather/scatter_add in indexing.cpp, scatter and
 // the advanced indexing in advanced_indexing.cpp): the 0-dim-as-1-D layout,
-// deferred out-of-range errors, zero padding for gradients, and scatter's
-// shape rules.
+// deferred out-of-range errors (and their check before a CUDA launch), zero
+// padding for gradients, and scatter's shape rules.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <atomic>
 
+#include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "kernels/cuda/ops.h"
 
 namespace gradiens {
 
@@ -38,6 +40,35 @@ class BadIndex {
   std::atomic<bool> seen_{false};
   int64_t value_ = 0;
 };
+
+// t's data (on a cuda device) as a kernel operand walked with `strides` (elements).
+inline kernels::cuda::Strided device_operand(const Tensor& t, IntArrayRef strides) {
+  kernels::cuda::Strided operand;
+  operand.data = t.data_ptr();
+  for (size_t d = 0; d < strides.size() && d < static_cast<size_t>(kernels::cuda::kMaxDims); ++d)
+    operand.strides[d] = strides[d];
+  return operand;
+}
+
+// A kernel cannot throw, so on a cuda device an int64 index tensor is checked
+// before the launch: one reduction and one copy to the host when all is well;
+// otherwise BadIndex's message for the first index outside [low, size) in
+// row-major order, the one a serial CPU loop meets first.
+inline void check_indices_on_device(const Tensor& index, int64_t low, int64_t size, int64_t dim) {
+  if (index.numel() == 0) return;
+  NoGradGuard no_grad;
+  if (!any(logical_or(lt(index, low), ge(index, size))).item<bool>()) return;
+  Tensor host = index.cpu().contiguous();
+  const int64_t* values = host.cpu_data_ptr<int64_t>();
+  BadIndex bad;
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    if (values[i] < low || values[i] >= size) {
+      bad.record(values[i]);
+      break;
+    }
+  }
+  bad.throw_if_seen(dim, size);
+}
 
 // Zero-pads `t` at the end of each dim up to `sizes` (differentiably, through cat).
 inline Tensor pad_to(Tensor t, IntArrayRef sizes) {

@@ -48,7 +48,15 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 
   Tensor flat = indices.reshape({-1});
   bool has_padding = false;
-  {
+  if (flat.device().is_cuda()) {
+    // Checked with device reductions, each read back once (a kernel cannot throw).
+    NoGradGuard no_grad;
+    Tensor ids = flat.to(kInt64);
+    if (ids.numel() > 0) {
+      GD_CHECK(!any(logical_or(lt(ids, 0), ge(ids, rows))).item<bool>(), "index out of range in self");
+      has_padding = padding_idx >= 0 && any(eq(ids, padding_idx)).item<bool>();
+    }
+  } else {
     NoGradGuard no_grad;
     Tensor ids = flat.to(kInt64).contiguous();
     const int64_t* p = ids.cpu_data_ptr<int64_t>();

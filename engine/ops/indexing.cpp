@@ -1,6 +1,7 @@
 // Indexing along a dim: gather and scatter_add (each the other's backward, so
 // every derivative order stays differentiable) and masked_fill (a where).
-// Shape rules and messages follow PyTorch's scatter/gather checks.
+// Shape rules and messages follow PyTorch's scatter/gather checks. On a cuda
+// device both run through kernels/cuda/indexing.h after a range check.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -9,8 +10,11 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/nn_ops.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
+#include "kernels/cuda/indexing.h"
 
 namespace gradiens {
 
@@ -54,6 +58,13 @@ Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   self_strides[dim] = 0;
   const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
   const int64_t esize = static_cast<int64_t>(self.element_size());
+  if (self.device().is_cuda()) {
+    check_indices_on_device(index, 0, dim_size, dim);
+    kernels::cuda::index_gather(self.dtype(), cuda_seam::shape_of(i.sizes), device_operand(out, out_strides),
+                                device_operand(self, self_strides), device_operand(index, i.strides), dim_stride,
+                                cuda_seam::stream_of(out));
+    return out;
+  }
   ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
                                      Operand{self.cpu_data_ptr(), esize, self_strides}});
   BadIndex bad;
@@ -83,6 +94,15 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   out_strides[dim] = 0;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
   const int64_t esize = static_cast<int64_t>(self.element_size());
+  if (out.device().is_cuda()) {
+    check_indices_on_device(index, 0, dim_size, dim);
+    kernels::cuda::index_scatter(kernels::cuda::ScatterMode::Add, out.dtype(), cuda_seam::shape_of(i.sizes),
+                                 device_operand(out, out_strides), device_operand(src, r.strides),
+                                 device_operand(index, i.strides), dim_stride, 1.0,
+                                 are_deterministic_algorithms_enabled(), out.device().index(),
+                                 cuda_seam::stream_of(out));
+    return out;
+  }
   ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
                                      Operand{src.cpu_data_ptr(), esize, r.strides}});
   BadIndex bad;

@@ -1,7 +1,9 @@
 // Shape-repeating and cumulative ops: repeat, tile, repeat_interleave, flip,
 // roll, cumsum, cumprod, tril/triu. Most are composites of views, cat, gather
 // and where, so their gradients come from those ops; flip, cumsum and cumprod
-// are primitives whose backward formulas are differentiable again.
+// are primitives whose backward formulas are differentiable again. On a cuda
+// device flip is a strided device copy and cumsum/cumprod a kernel of
+// kernels/cuda/indexing.h.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +14,10 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/lines.h"
+#include "kernels/cuda/indexing.h"
 
 namespace gradiens {
 
@@ -41,6 +45,16 @@ Tensor flip_kernel(const Tensor& x, const DimVector& dims) {
   if (x.numel() == 0) return out;
   const int64_t esize = static_cast<int64_t>(x.element_size());
   DimVector in_strides = x.strides().dims();
+  if (x.device().is_cuda()) {
+    kernels::cuda::Strided in = cuda_seam::strided(x, x.sizes());
+    for (int64_t d : dims) {
+      in.data = static_cast<char*>(in.data) + (x.sizes()[d] - 1) * in_strides[d] * esize;
+      in.strides[d] = -in_strides[d];
+    }
+    kernels::cuda::copy(x.dtype(), cuda_seam::strided(out, out.sizes()), x.dtype(), in, cuda_seam::shape_of(x.sizes()),
+                        cuda_seam::stream_of(out));
+    return out;
+  }
   char* in = static_cast<char*>(x.cpu_data_ptr());
   for (int64_t d : dims) {
     in += (x.sizes()[d] - 1) * in_strides[d] * esize;
@@ -93,6 +107,18 @@ Tensor cumulative_kernel(const Tensor& x, int64_t d) {
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
+  if (x.device().is_cuda()) {
+    kernels::cuda::Strided in_operand, out_operand;
+    in_operand.data = x.data_ptr();
+    out_operand.data = out.data_ptr();
+    for (size_t k = 0; k < in.sizes.size() && k < static_cast<size_t>(kernels::cuda::kMaxDims); ++k) {
+      in_operand.strides[k] = in.strides[k];
+      out_operand.strides[k] = o.strides[k];
+    }
+    kernels::cuda::cumulative(IsProd, x.dtype(), cuda_seam::shape_of(in.sizes), static_cast<int>(d), out_operand,
+                              in_operand, cuda_seam::stream_of(out));
+    return out;
+  }
   const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
   dispatch_numeric_and_reduced(x.dtype(), IsProd ? "cumprod" : "cumsum", [&]<class T>() {
     const T* src = x.cpu_data_ptr<T>();
@@ -252,15 +278,18 @@ Tensor Tensor::repeat_interleave(const Tensor& repeats, std::optional<int64_t> d
   GD_CHECK(broadcast || repeats.numel() == n, "repeats must have the same size as input along dim");
   GD_CHECK(repeats.dtype() == kInt64 || repeats.dtype() == kInt32,
            fmt::format("\"repeat_interleave_cpu\" not implemented for '{}'", c10_type_name(repeats.dtype())));
-  Tensor counts = repeats.to(kInt64).contiguous();
+  // The counts are read on the host (a cuda tensor of repeats is copied there).
+  Tensor counts = repeats.device().is_cuda() ? repeats.to(kInt64).cpu() : repeats.to(kInt64).contiguous();
   const int64_t* c = counts.cpu_data_ptr<int64_t>();
   int64_t total = 0;
   for (int64_t i = 0; i < counts.numel(); ++i) GD_CHECK(c[i] >= 0, "repeats can not be negative");
   for (int64_t i = 0; i < n; ++i) total += c[broadcast ? 0 : i];
-  Tensor index = empty({total}, TensorOptions().dtype(kInt64).device(device()));
+  const bool on_device = device().is_cuda();
+  Tensor index = empty({total}, TensorOptions().dtype(kInt64).device(on_device ? Device(kCPU) : device()));
   int64_t* p = index.cpu_data_ptr<int64_t>();
   for (int64_t i = 0, k = 0; i < n; ++i)
     for (int64_t r = 0; r < c[broadcast ? 0 : i]; ++r) p[k++] = i;
+  if (on_device) index = index.to(device());  // made on the host, then copied
   DimVector index_shape(static_cast<size_t>(input.dim()), 1), out_shape = input.sizes().dims();
   index_shape[d] = total;
   out_shape[d] = total;

@@ -3,6 +3,8 @@
 // is gather's (a differentiable scatter_add). NaN orders above every number, as
 // in PyTorch, and equal values keep their original order: where PyTorch leaves
 // the index of a tie unspecified (topk, kthvalue) we return the stable one.
+// On a cuda device every selection is a full stable sort of the lines
+// (kernels/cuda/indexing.h), which orders exactly as the CPU's comparators.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,10 +14,13 @@
 #include <vector>
 
 #include "engine/autograd/function.h"
+#include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/lines.h"
+#include "kernels/cuda/indexing.h"
 
 namespace gradiens {
 
@@ -53,6 +58,26 @@ struct Descending {
 // its first `count` entries (sort, topk) or place entry `count - 1` (kthvalue).
 enum class Select { Sort, Partial, Nth };
 
+// On a cuda device: the positions of every line of x along d (a 0-dim x counts
+// as [1]) in the order of a stable sort, as an int64 tensor of x's sizes.
+// float16/bfloat16 sort as float32 and bool as uint8, which order the same.
+Tensor sorted_positions_on_device(const Tensor& x, int64_t d, bool descending) {
+  NoGradGuard no_grad;
+  Tensor lines = x.detach();
+  if (lines.dim() == 0) lines = lines.reshape({1});
+  if (is_reduced_floating_point(lines.dtype())) lines = lines.to(kFloat32);
+  if (lines.dtype() == kBool) lines = lines.to(kUInt8);
+  const int64_t last = lines.dim() - 1;
+  lines = lines.transpose(d, last).contiguous();  // each line contiguous, along the last dim
+  Tensor positions = empty(lines.sizes(), TensorOptions().dtype(kInt64).device(x.device()));
+  const int64_t length = lines.size(last);
+  if (positions.numel() == 0) return positions.transpose(d, last);
+  kernels::cuda::sort_lines(lines.dtype(), lines.data_ptr(), lines.numel() / length, length, descending,
+                            static_cast<int64_t*>(positions.data_ptr()), x.device().index(),
+                            cuda_seam::stream_of(positions));
+  return positions.transpose(d, last);
+}
+
 // The int64 indices of the selected elements of every line of x along d, in a
 // contiguous tensor of x's sizes (a 0-dim x counts as [1]) with d resized to `count`.
 // Only sort accepts bool tensors, as in PyTorch.
@@ -66,6 +91,11 @@ Tensor select_indices(const Tensor& x, int64_t d, int64_t count, bool descending
   DimVector out_strides = contiguous_strides(out_sizes);
   const int64_t in_stride = in.strides[d], out_stride = out_strides[d];
   if (x.dtype() == kBool && how != Select::Sort) throw_unsupported_dtype(op, x.dtype());
+  if (x.device().is_cuda()) {
+    Tensor sorted = sorted_positions_on_device(x, d, descending);
+    Tensor picked = how == Select::Nth ? sorted.narrow(d, count - 1, 1) : sorted.narrow(d, 0, count);
+    return picked.contiguous();
+  }
   dispatch_all(x.dtype(), op, [&]<class T>() {
     const T* src = x.cpu_data_ptr<T>();
     int64_t* dst = out.cpu_data_ptr<int64_t>();
@@ -114,6 +144,17 @@ Tensor median_indices(const Tensor& x, int64_t d) {
   if (out.numel() == 0) return out;
   DimVector out_strides = contiguous_strides(out_sizes);
   const int64_t in_stride = in.strides[d];
+  if (x.device().is_cuda()) {
+    // The lower median in sorted order, or the first NaN (NaNs sort last, in
+    // their original order) when the line holds any.
+    if (x.dtype() == kBool) throw_unsupported_dtype("median", x.dtype());
+    NoGradGuard no_grad;
+    Tensor lines = x.dim() == 0 ? x.detach().reshape({1}) : x.detach();
+    Tensor sorted = sorted_positions_on_device(lines, d, false);
+    Tensor nan_count = isnan(lines).sum({d}, true);
+    Tensor place = where(gt(nan_count, 0), nan_count * -1 + n, Scalar((n - 1) / 2));
+    return gather(sorted, d, place).contiguous();
+  }
   dispatch_numeric_and_reduced(x.dtype(), "median", [&]<class T>() {
     const T* src = x.cpu_data_ptr<T>();
     int64_t* dst = out.cpu_data_ptr<int64_t>();
@@ -180,6 +221,10 @@ struct QuantileRanks {
   Tensor below, above, weight;
 };
 QuantileRanks quantile_ranks(const Tensor& q, int64_t n, Interpolation mode) {
+  if (q.device().is_cuda()) {  // a few numbers: computed on the host, then copied
+    QuantileRanks r = quantile_ranks(q.detach().cpu(), n, mode);
+    return {r.below.to(q.device()), r.above.to(q.device()), r.weight.to(q.device())};
+  }
   Tensor qc = q.detach().reshape({-1}).contiguous();
   const int64_t count = qc.numel();
   TensorOptions index_options = TensorOptions().dtype(kInt64).device(q.device());
