@@ -140,8 +140,9 @@ Tensor nll_of(const Tensor& log_probs, const IndexTarget& t, bool weighted, Redu
   const int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
   Tensor picked;
   if (log_probs.device().is_cuda()) {
-    // No gather kernel on CUDA yet: the target's entry picked by a one-hot
-    // product, whose gradient is the one-hot itself (the same as gather's).
+    // The target's entry picked by a one-hot product, whose gradient is the
+    // one-hot itself (the same as gather's): CUDA's gather checks its indices
+    // on the host, a synchronisation per call that this path does not need.
     DimVector class_shape(static_cast<size_t>(log_probs.dim()), 1);
     class_shape[static_cast<size_t>(class_dim)] = log_probs.size(class_dim);
     Tensor classes = arange(log_probs.size(class_dim), TensorOptions().device(log_probs.device())).reshape(class_shape);
