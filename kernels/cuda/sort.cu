@@ -15,22 +15,33 @@ namespace {
 // ---- sort -------------------------------------------------------------------------
 // Note [Sort keys on the device]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// CUB sorts floating keys by their bits: -0 before +0, and a NaN by its sign
-// and payload. The CPU's comparators hold -0 == +0 and put every NaN above
-// every number, ties keeping their order. So floating keys are first copied
-// with -0 made +0 and every NaN made the positive quiet NaN, which CUB orders
-// above +inf; a stable sort of those keys then matches the CPU in both
-// directions (descending puts the NaNs first, ties still in original order).
+// The CPU's comparators hold -0 == +0 and put every NaN above every number,
+// ties keeping their order. CUB's segmented sort compares floating keys with
+// `<` on its merge-sort path for short segments (where NaN is unordered) and
+// by their bits on its radix path (-0 before +0, a NaN by sign and payload).
+// So floating keys are sorted as unsigned integers instead: -0 is made +0 and
+// every NaN the positive quiet NaN, then the bits are mapped so that unsigned
+// order is numeric order (negative values: all bits flipped; others: the sign
+// bit set), which puts the NaN above +inf. A stable sort of those keys then
+// matches the CPU in both directions (descending puts the NaNs first, ties
+// still in original order), on every path CUB takes.
 
 template <class T>
-struct CanonicalKeyElement {
+using OrderedBits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
+template <class T>
+struct OrderedKeyElement {
   const T* in;
-  T* out;
+  OrderedBits<T>* out;
   __device__ void operator()(int64_t i) const {
-    const T v = in[i];
-    if (v != v) out[i] = std::numeric_limits<T>::quiet_NaN();
-    else if (v == T(0)) out[i] = T(0);
-    else out[i] = v;
+    using Bits = OrderedBits<T>;
+    T v = in[i];
+    if (v != v) v = std::numeric_limits<T>::quiet_NaN();
+    else if (v == T(0)) v = T(0);
+    Bits bits;
+    memcpy(&bits, &v, sizeof(Bits));
+    constexpr Bits kSign = Bits(1) << (8 * sizeof(Bits) - 1);
+    out[i] = (bits & kSign) ? Bits(~bits) : Bits(bits | kSign);
   }
 };
 
@@ -46,20 +57,24 @@ struct LineOffsetElement {
   __device__ void operator()(int64_t s) const { offsets[s] = s * length; }
 };
 
-template <class Key>
+template <class T>
 void sort_lines_typed(const void* keys_in, int64_t lines, int64_t length, bool descending, int64_t* positions_out,
                       int device, StreamHandle stream) {
+  // Floating keys are sorted as their ordered bits (Note [Sort keys on the device]).
+  using Key = std::conditional_t<std::is_floating_point_v<T>, OrderedBits<T>, T>;
   const int64_t n = lines * length;
   const cudaStream_t cuda_stream = as_cuda_stream(stream);
-  DeviceScratch keys(std::is_floating_point_v<Key> ? static_cast<size_t>(n) * sizeof(Key) : 0, device);
+  DeviceScratch keys(std::is_floating_point_v<T> ? static_cast<size_t>(n) * sizeof(Key) : 0, device);
   DeviceScratch sorted_keys(static_cast<size_t>(n) * sizeof(Key), device);
   DeviceScratch positions(static_cast<size_t>(n) * sizeof(int64_t), device);
   DeviceScratch offsets(static_cast<size_t>(lines + 1) * sizeof(int64_t), device);
 
-  const Key* sort_input = static_cast<const Key*>(keys_in);
-  if constexpr (std::is_floating_point_v<Key>) {  // Note [Sort keys on the device]
-    launch_contiguous_elementwise(n, CanonicalKeyElement<Key>{sort_input, keys.get<Key>()}, stream);
+  const Key* sort_input;
+  if constexpr (std::is_floating_point_v<T>) {
+    launch_contiguous_elementwise(n, OrderedKeyElement<T>{static_cast<const T*>(keys_in), keys.get<Key>()}, stream);
     sort_input = keys.get<Key>();
+  } else {
+    sort_input = static_cast<const Key*>(keys_in);
   }
   launch_contiguous_elementwise(n, LinePositionElement{length, positions.get<int64_t>()}, stream);
   launch_contiguous_elementwise(lines + 1, LineOffsetElement{length, offsets.get<int64_t>()}, stream);
