@@ -531,9 +531,9 @@ struct Workload {
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = {
       {"pinn_burgers_f64", [](const Options& options) { pinn_burgers(options, false); }, true},
-      {"pinn_burgers_taylor_f64", [](const Options& options) { pinn_burgers(options, true); }},
+      {"pinn_burgers_taylor_f64", [](const Options& options) { pinn_burgers(options, true); }, true},
       {"pinn_poisson5d_f64", [](const Options& options) { pinn_poisson5d(options, false); }, true},
-      {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }},
+      {"pinn_poisson5d_taylor_f64", [](const Options& options) { pinn_poisson5d(options, true); }, true},
       {"mlp_f32_50steps", mlp_f32_50steps, true},
       {"op_overhead_5000", op_overhead_5000, true},
       {"cnn_f32_20steps", cnn_f32_20steps, true},

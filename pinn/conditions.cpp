@@ -125,8 +125,10 @@ Tensor evaluate_target(const PointFunction& f, const Tensor& x, const std::strin
   return value.detach().to(kFloat64);
 }
 
-// The target in the solution's dtype (float32 runs).
-Tensor as_dtype(const Tensor& target, const Solution& solution) { return target.to(solution.output().scalar_type()); }
+// The target (kept on the host) in the solution's dtype (float32 runs) and on its device.
+Tensor as_dtype(const Tensor& target, const Solution& solution) {
+  return target.to(solution.output().device(), solution.output().scalar_type());
+}
 
 }  // namespace
 
@@ -163,13 +165,14 @@ Tensor checked_residual(Tensor r, const Solution& solution, const std::string& n
 
 Tensor OperatorCondition::residual(Solution& solution) {
   std::vector<Tensor> data;
-  for (const Tensor& d : data_) data.push_back(d.to(solution.output().scalar_type()));
+  for (const Tensor& d : data_) data.push_back(as_dtype(d, solution));
   return checked_residual(residual_(solution, data), solution, name());
 }
 
 Tensor OperatorCondition::residual_at(Solution& solution) const {
   std::vector<Tensor> data;
-  for (const Tensor& d : evaluate_data(solution.x())) data.push_back(d.to(solution.output().scalar_type()));
+  // The data functions evaluate on the host.
+  for (const Tensor& d : evaluate_data(solution.x().cpu())) data.push_back(as_dtype(d, solution));
   return checked_residual(residual_(solution, data), solution, name());
 }
 

@@ -140,8 +140,10 @@ Losses Problem::losses(const nn::AnyModule& net) const {
   for (size_t i = 0; i < terms_.size(); ++i) {
     Term& t = *terms_[i];
     GD_CHECK(t.points().defined(), fmt::format("pinn::Problem: term {} has no points; call sample() first", t.name()));
-    const Tensor x = t.points().to(net.ptr()->parameters().empty() ? kFloat64
-                                                                   : net.ptr()->parameters().front().scalar_type());
+    // Points live on the host; they follow the network to its device and dtype.
+    const std::vector<Tensor> params = net.ptr()->parameters();
+    const Tensor x = params.empty() ? t.points().to(kFloat64)
+                                    : t.points().to(params.front().device(), params.front().scalar_type());
     Solution solution = solve(net, x, t.needs());
     last_engines_.push_back(solution.engine());
     Tensor r = t.residual(solution);
@@ -169,14 +171,16 @@ Tensor Problem::residual_magnitude(const nn::AnyModule& net, const std::string& 
   GD_CHECK(points.defined() && points.dim() == 2 && points.size(1) == domain_->dim(),
            fmt::format("pinn::Problem: candidate points must be [N, {}]", domain_->dim()));
   GD_CHECK(chunk > 0, "pinn::Problem: chunk must be positive");
-  const ScalarType dtype = net.ptr()->parameters().empty() ? kFloat64 : net.ptr()->parameters().front().scalar_type();
+  const std::vector<Tensor> params = net.ptr()->parameters();
+  const ScalarType dtype = params.empty() ? kFloat64 : params.front().scalar_type();
+  const Device device = params.empty() ? Device(kCPU) : params.front().device();
   std::vector<Tensor> parts;
   AutoGradMode grad_mode(true);  // the nested engine differentiates by x
   for (int64_t start = 0; start < points.size(0); start += chunk) {
     const int64_t n = std::min(chunk, points.size(0) - start);
-    Solution solution = solve(net, points.narrow(0, start, n).to(dtype), op->needs());
+    Solution solution = solve(net, points.narrow(0, start, n).to(device, dtype), op->needs());
     Tensor r = op->residual_at(solution).detach().to(kFloat64);
-    parts.push_back(r.square().sum({1}).sqrt());
+    parts.push_back(r.square().sum({1}).sqrt().cpu());  // refinement draws on the host
   }
   return parts.empty() ? empty({0}, TensorOptions().dtype(kFloat64)) : cat(parts, 0);
 }

@@ -150,9 +150,10 @@ TaylorOutputs taylor_forward(const nn::Module& net, const Tensor& x, const Taylo
   std::vector<JetMlpStep> steps;
   int64_t width = d;
   flatten(net, steps, width);
-  for (JetMlpStep& step : steps)  // an embedding's constant weights take the points' dtype
+  for (JetMlpStep& step : steps)  // an embedding's constant weights take the points' dtype and device
     for (Tensor* t : {&step.weight, &step.bias, &step.mask})
-      if (t->defined() && !t->requires_grad() && t->scalar_type() != x.scalar_type()) *t = t->to(x.scalar_type());
+      if (t->defined() && !t->requires_grad() && (t->scalar_type() != x.scalar_type() || t->device() != x.device()))
+        *t = t->to(x.device(), x.scalar_type());
   const Tensor jet = probes                               ? jet_mlp_probed(x, steps, blocks, *probes)
                      : jet_mlp_fused_applies(x, steps) ? jet_mlp(x, steps, blocks)
                                                        : jet_mlp_layered(x, steps, blocks);

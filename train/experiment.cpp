@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "engine/cuda.h"
 #include "engine/functions.h"
 #include "engine/generator.h"
+#include "engine/tensor_data.h"
 #include "kernels/error.h"
 #include "optim/lbfgs.h"
 #include "pinn/least_squares.h"
@@ -53,7 +55,26 @@ Tensor match_target_shape(const Tensor& output, const Tensor& targets) {
   return output;
 }
 
-Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype, const Device& device) {
+namespace {
+
+// indices reordered by decreasing sequence length (ties keep their order).
+// A batch in this order packs with enforce_sorted, so the recurrent layers run
+// it without permuting rows on the device.
+Tensor by_decreasing_length(const SplitData& split, const Tensor& indices) {
+  const Tensor order = indices.to(kInt64).contiguous();
+  const int64_t* index = order.cpu_data_ptr<int64_t>();
+  std::vector<int64_t> sorted(index, index + order.numel());
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int64_t a, int64_t b) {
+    return split.sequences[static_cast<size_t>(a)].size(0) > split.sequences[static_cast<size_t>(b)].size(0);
+  });
+  return tensor(sorted, TensorOptions().dtype(kInt64));
+}
+
+}  // namespace
+
+Batch make_batch(const SplitData& split, const Tensor& indices_in, ScalarType dtype, const Device& device) {
+  const bool sorted_on_host = !split.sequences.empty() && device.is_cuda();
+  const Tensor indices = sorted_on_host ? by_decreasing_length(split, indices_in) : indices_in;
   Batch batch;
   batch.size = indices.numel();
   batch.targets = split.targets.index_select(0, indices);
@@ -74,8 +95,10 @@ Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype
     sequences.push_back(sequence.to(dtype));
     lengths.push_back(sequence.size(0));
   }
+  // Packed on the host, then moved (batch_sizes stay on the host, as PyTorch keeps them).
   batch.packed = rnn::pack_padded_sequence(rnn::pad_sequence(sequences, /*batch_first=*/true), lengths,
-                                           /*batch_first=*/true, /*enforce_sorted=*/false);
+                                           /*batch_first=*/true, /*enforce_sorted=*/sorted_on_host)
+                     .to(device);
   return batch;
 }
 
@@ -185,12 +208,7 @@ void build_data_run(Experiment& experiment, json& config, const std::string& bas
       encoder = std::dynamic_pointer_cast<SequenceEncoderImpl>((*sequential)[0]);
   }
   if (has(config, "init")) apply_init(*net.ptr(), config["init"]);
-  if (experiment.device.is_cuda()) {
-    if (encoder)
-      throw Error("device: runs over sequences compute on \"cpu\" only so far (the recurrent layers have no CUDA "
-                  "kernels yet)");
-    net.ptr()->to(experiment.device);  // weights drawn on the host from the run's seed, then moved
-  }
+  if (experiment.device.is_cuda()) net.ptr()->to(experiment.device);  // weights drawn on the host from the run's seed, then moved
   experiment.model = Model(net, encoder);
 
   const std::string loss_type = text(config["loss"], "type");
@@ -245,6 +263,15 @@ void build_pinn_experiment(Experiment& experiment, json& config, const std::stri
     throw Error(fmt::format("model: a PINN's network must map [N, {}] points to [N, m] outputs; it gives samples of "
                             "shape {}", run.problem.domain().dim(), json(context.sample_shape).dump()));
   if (has(config, "init")) apply_init(*net.ptr(), config["init"]);
+  if (experiment.device.is_cuda()) {
+    if (integer(config["pinn"]["causal"], "chunks") > 0)
+      throw Error("device: causal training (pinn.causal) computes on \"cpu\" only so far");
+    // Weights and PDE parameters drawn on the host from the run's seed, then
+    // moved; the points stay on the host and follow the network at each step.
+    net.ptr()->to(experiment.device);
+    NoGradGuard no_grad;
+    for (const Tensor& parameter : run.problem.parameter_tensors()) parameter.set_data(parameter.to(experiment.device));
+  }
   experiment.model = Model(net, nullptr);
   experiment.model.set_extra_parameters(run.problem.parameter_tensors());
   if (integer(config["train"], "accumulate") != 1)
@@ -281,9 +308,6 @@ Experiment build_experiment(json config, const std::string& base_dir) {
   if (text(config, "device") == "cuda") {
     if (!cuda::is_available())
       throw Error("device: \"cuda\" needs a CUDA device, and none is available on this machine; use \"cpu\"");
-    if (has(config, "pinn"))
-      throw Error("device: PINN runs compute on \"cpu\" only so far (the Taylor-mode engine and the samplers have no "
-                  "CUDA kernels yet)");
     experiment.device = Device(kCUDA, static_cast<int>(cuda::current_device()));
   }
   experiment.dtype = text(config, "dtype") == "float64" ? kFloat64 : kFloat32;
@@ -305,6 +329,9 @@ Experiment build_experiment(json config, const std::string& base_dir) {
       throw Error(fmt::format("train.accumulate: LBFGS ({}) re-evaluates the loss on one batch, so accumulate must be 1",
                               path));
     if (text(optimizer, "type") == "LevenbergMarquardt") {
+      if (experiment.device.is_cuda())
+        throw Error(fmt::format("{}optimizer: LevenbergMarquardt computes on \"cpu\" only so far (its damped solve has "
+                                "no CUDA kernel)", path));
       std::string why;
       if (!experiment.pinn)
         throw Error(fmt::format("{}optimizer: LevenbergMarquardt fits residuals, which only PINN runs (a \"pinn\" "

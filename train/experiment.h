@@ -70,6 +70,8 @@ struct Experiment {
 Experiment build_experiment(json config, const std::string& base_dir);
 
 // Gathers the samples at `indices` of a split into a batch in `dtype` on `device`.
+// Sequences are packed on the host; for a cuda device they come in decreasing
+// length order (their targets alike), so the device never permutes rows.
 Batch make_batch(const SplitData& split, const Tensor& indices, ScalarType dtype, const Device& device);
 
 // An output [B, 1] against targets [B] is compared as [B] (BCE, MSE on one output).

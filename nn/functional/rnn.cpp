@@ -1,5 +1,6 @@
 // The recurrent cells of nn::functional, the fused LSTM/GRU pointwise ops with
-// their own backward, and split_rows; the multi-output node they share.
+// their own backward (CPU loops here, kernels/cuda/rnn.h on a GPU), and
+// split_rows; the multi-output node they share.
 #include "nn/functional/rnn.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "kernels/cpu/vector_math.h"
+#include "kernels/cuda/rnn.h"
 #include "kernels/error.h"
 #include "kernels/scalar_type.h"
 #include "nn/functional/linear.h"
@@ -136,6 +138,12 @@ struct LstmCellPointwise {
     Tensor act = empty({batch, 4 * hidden}, gates.options());
     Tensor h = empty({batch, hidden}, gates.options()), c = empty({batch, hidden}, gates.options());
     Tensor tc = empty({batch, hidden}, gates.options());
+    if (gates.is_cuda()) {
+      kernels::cuda::lstm_cell_forward(gates.dtype(), gates.data_ptr(), cx.data_ptr(), batch, hidden, act.data_ptr(),
+                                       h.data_ptr(), c.data_ptr(), tc.data_ptr(), gates.device().index());
+      if (ctx.is_recording()) ctx.extra = {act, tc};
+      return {h, c};
+    }
     dispatch_floating(gates.dtype(), "lstm_cell", [&]<class T>() {
       const T* gp = gates.cpu_data_ptr<T>();
       const T* cp = cx.cpu_data_ptr<T>();
@@ -169,6 +177,13 @@ struct LstmCellPointwise {
     const int64_t batch = act.size(0), H = tc.size(1);
     Tensor dgates = empty({batch, 4 * H}, act.options());
     Tensor dcx = empty({batch, H}, act.options());
+    if (act.is_cuda()) {
+      kernels::cuda::lstm_cell_backward(act.dtype(), act.data_ptr(), tc.data_ptr(), cprev.data_ptr(),
+                                        dh_c.defined() ? dh_c.data_ptr() : nullptr,
+                                        dc_c.defined() ? dc_c.data_ptr() : nullptr, batch, H, dgates.data_ptr(),
+                                        dcx.data_ptr(), act.device().index());
+      return {dgates, ctx.needs_input_grad(1) ? dcx : Tensor()};
+    }
     dispatch_floating(act.dtype(), "lstm_cell_backward", [&]<class T>() {
       const T *ap = act.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>(), *cp = cprev.cpu_data_ptr<T>();
       const T* dhp = dh_c.defined() ? dh_c.cpu_data_ptr<T>() : nullptr;
@@ -208,6 +223,12 @@ struct GruCellPointwise {
     const Tensor gi = gi_in.contiguous(), gh = gh_in.contiguous(), hx = hx_in.contiguous();
     Tensor act = empty({batch, 3 * hidden}, gi.options());
     Tensor h = empty({batch, hidden}, gi.options());
+    if (gi.is_cuda()) {
+      kernels::cuda::gru_cell_forward(gi.dtype(), gi.data_ptr(), gh.data_ptr(), hx.data_ptr(), batch, hidden,
+                                      act.data_ptr(), h.data_ptr(), gi.device().index());
+      if (ctx.is_recording()) ctx.extra = {act};
+      return h;
+    }
     dispatch_floating(gi.dtype(), "gru_cell", [&]<class T>() {
       const T *ip = gi.cpu_data_ptr<T>(), *hp = gh.cpu_data_ptr<T>(), *xp = hx.cpu_data_ptr<T>();
       T *ap = act.cpu_data_ptr<T>(), *out = h.cpu_data_ptr<T>();
@@ -237,6 +258,11 @@ struct GruCellPointwise {
     const int64_t batch = act.size(0), H = hxc.size(1);
     Tensor dgi = empty({batch, 3 * H}, act.options()), dgh = empty({batch, 3 * H}, act.options());
     Tensor dhx = empty({batch, H}, act.options());
+    if (act.is_cuda()) {
+      kernels::cuda::gru_cell_backward(act.dtype(), act.data_ptr(), ghc.data_ptr(), hxc.data_ptr(), g.data_ptr(), batch,
+                                       H, dgi.data_ptr(), dgh.data_ptr(), dhx.data_ptr(), act.device().index());
+      return {dgi, dgh, ctx.needs_input_grad(2) ? dhx : Tensor()};
+    }
     dispatch_floating(act.dtype(), "gru_cell_backward", [&]<class T>() {
       const T *ap = act.cpu_data_ptr<T>(), *yp = ghc.cpu_data_ptr<T>(), *xp = hxc.cpu_data_ptr<T>(), *gp = g.cpu_data_ptr<T>();
       T *dip = dgi.cpu_data_ptr<T>(), *dhp = dgh.cpu_data_ptr<T>(), *dxp = dhx.cpu_data_ptr<T>();

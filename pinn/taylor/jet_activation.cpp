@@ -1,5 +1,6 @@
 // The jet-activation op (pinn/taylor/jet_activation.h): its forward and
-// backward formulas, once as fused kernels and once as differentiable ops.
+// backward formulas, once as fused kernels (kernels/cpu/taylor.h on the CPU,
+// kernels/cuda/jet.h on a GPU) and once as differentiable ops.
 #include "pinn/taylor/jet_activation.h"
 
 #include <bit>
@@ -10,6 +11,7 @@
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "kernels/cuda/jet.h"
 #include "kernels/error.h"
 #include "kernels/scalar_type.h"
 
@@ -176,10 +178,14 @@ GradList composite_backward(JetActivation activation, const JetBlocks& blocks, c
 
 // ---- the fused kernels -------------------------------------------------------
 
-bool fused_kernel_applies(const Tensor& jet, const Tensor& bias) {
+// The fused kernels take float32/float64 on the CPU, and on a cuda device up
+// to kMaxJetCoordinates coordinates (their plan travels as kernel arguments).
+bool fused_kernel_applies(const JetBlocks& blocks, const Tensor& jet, const Tensor& bias) {
   const ScalarType dtype = jet.scalar_type();
-  return jet.is_cpu() && (dtype == kFloat64 || dtype == kFloat32) &&
-         (!bias.defined() || (bias.is_cpu() && bias.scalar_type() == dtype));
+  if (dtype != kFloat64 && dtype != kFloat32) return false;
+  if (bias.defined() && (bias.device() != jet.device() || bias.scalar_type() != dtype)) return false;
+  if (jet.is_cpu()) return true;
+  return jet.is_cuda() && blocks.coordinates <= kernels::cuda::kMaxJetCoordinates;
 }
 
 template <class T>
@@ -187,9 +193,17 @@ const T* data_or_null(const Tensor& t) {
   return t.defined() ? t.cpu_data_ptr<T>() : nullptr;
 }
 
+const void* device_data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
 Tensor fused_forward(JetActivation activation, const JetBlocks& blocks, const Tensor& jet, const Tensor& bias) {
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor out = empty(in.sizes(), in.options());
+  if (in.is_cuda()) {
+    kernels::cuda::jet_activation_forward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)),
+                                          in.data_ptr(), device_data_or_null(b), out.data_ptr(),
+                                          in.device().index());
+    return out;
+  }
   dispatch_floating(in.scalar_type(), "jet_activation", [&]<class T>() {
     kernels::cpu::jet_activation_forward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
                                          data_or_null<T>(b), out.cpu_data_ptr<T>());
@@ -201,10 +215,16 @@ GradList fused_backward(JetActivation activation, const JetBlocks& blocks, const
                         const Tensor& grad) {
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor(), g = grad.contiguous();
   Tensor grad_jet = empty(in.sizes(), in.options());
-  dispatch_floating(in.scalar_type(), "jet_activation_backward", [&]<class T>() {
-    kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
-                                          data_or_null<T>(b), g.cpu_data_ptr<T>(), grad_jet.cpu_data_ptr<T>());
-  });
+  if (in.is_cuda()) {
+    kernels::cuda::jet_activation_backward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)),
+                                           in.data_ptr(), device_data_or_null(b), g.data_ptr(), grad_jet.data_ptr(),
+                                           in.device().index());
+  } else {
+    dispatch_floating(in.scalar_type(), "jet_activation_backward", [&]<class T>() {
+      kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
+                                            data_or_null<T>(b), g.cpu_data_ptr<T>(), grad_jet.cpu_data_ptr<T>());
+    });
+  }
   // Block 0 is the gradient of z = jet[0] + bias.
   return {grad_jet, bias.defined() ? grad_jet.select(0, 0).sum({0}) : Tensor()};
 }
@@ -220,7 +240,7 @@ struct JetActivationOp {
       ctx.ints = {static_cast<int64_t>(activation)};
       append_blocks(ctx.ints, blocks);
     }
-    if (fused_kernel_applies(jet, bias)) return fused_forward(activation, blocks, jet, bias);
+    if (fused_kernel_applies(blocks, jet, bias)) return fused_forward(activation, blocks, jet, bias);
     return composite_forward(activation, blocks, jet, bias);
   }
   // Grad mode on (create_graph): differentiable ops, so the gradient can be
@@ -230,7 +250,7 @@ struct JetActivationOp {
     const auto activation = static_cast<JetActivation>(ctx.ints[0]);
     size_t position = 1;
     const JetBlocks blocks = read_blocks(ctx.ints, position);
-    GradList grads = !GradMode::is_enabled() && fused_kernel_applies(jet, bias)
+    GradList grads = !GradMode::is_enabled() && fused_kernel_applies(blocks, jet, bias)
                          ? fused_backward(activation, blocks, jet, bias, grad)
                          : composite_backward(activation, blocks, jet, bias, grad);
     if (!ctx.needs_input_grad(0)) grads[0] = Tensor();

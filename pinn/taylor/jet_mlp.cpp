@@ -1,6 +1,6 @@
 // The MLP jet (pinn/taylor/jet_mlp.h): the layered differentiable pass, and
 // the fused op whose forward and backward are kernels/cpu/taylor.h's
-// jet_mlp_forward/backward.
+// jet_mlp_forward/backward, or kernels/cuda/jet.h's on a GPU.
 #include "pinn/taylor/jet_mlp.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
+#include "kernels/cuda/jet.h"
 #include "kernels/error.h"
 #include "kernels/scalar_type.h"
 
@@ -66,6 +67,12 @@ std::vector<JetMlpStep> steps_of(const JetMlpPlan& plan, const std::vector<Tenso
   return steps;
 }
 
+// The buffer of t for the kernels of its device.
+template <class T>
+T* buffer(const Tensor& t) {
+  return t.is_cuda() ? t.data_ptr<T>() : t.cpu_data_ptr<T>();
+}
+
 template <class T>
 std::vector<kernels::cpu::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlpStep>& steps) {
   std::vector<kernels::cpu::JetMlpLayer<T>> layers;
@@ -76,8 +83,8 @@ std::vector<kernels::cpu::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlp
     if (step.linear) {
       layer.out_features = step.weight.size(0);
       layer.in_features = step.weight.size(1);
-      layer.weight = step.weight.cpu_data_ptr<T>();
-      layer.bias = step.bias.defined() ? step.bias.cpu_data_ptr<T>() : nullptr;
+      layer.weight = buffer<T>(step.weight);
+      layer.bias = step.bias.defined() ? buffer<T>(step.bias) : nullptr;
     }
     layers.push_back(layer);
   }
@@ -117,6 +124,12 @@ struct JetMlpOp {
     Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
     dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
       const auto layers = kernel_layers<T>(steps);
+      if (x.is_cuda()) {
+        kernels::cuda::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
+                                       static_cast<int64_t>(layers.size()), buffer<T>(xc), buffer<T>(out),
+                                       x.device().index());
+        return;
+      }
       kernels::cpu::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
                                     static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>());
     });
@@ -167,9 +180,16 @@ struct JetMlpOp {
       size_t next = 1;
       for (size_t l = 0; l < layers.size(); ++l) {
         if (!layers[l].linear) continue;
-        if (grads[next].defined()) grad_weight[l] = grads[next].template cpu_data_ptr<T>();
-        if (grads[next + 1].defined()) grad_bias[l] = grads[next + 1].template cpu_data_ptr<T>();
+        if (grads[next].defined()) grad_weight[l] = buffer<T>(grads[next]);
+        if (grads[next + 1].defined()) grad_bias[l] = buffer<T>(grads[next + 1]);
         next += 2;
+      }
+      if (x.is_cuda()) {
+        kernels::cuda::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
+                                        static_cast<int64_t>(layers.size()), buffer<T>(xc), buffer<T>(gc),
+                                        grads[0].defined() ? buffer<T>(grads[0]) : nullptr, grad_weight.data(),
+                                        grad_bias.data(), x.device().index());
+        return;
       }
       kernels::cpu::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
                                      static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), gc.cpu_data_ptr<T>(),
@@ -184,12 +204,14 @@ struct JetMlpOp {
 
 bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps) {
   const ScalarType dtype = x.scalar_type();
-  if (!x.is_cpu() || (dtype != kFloat64 && dtype != kFloat32)) return false;
+  if (dtype != kFloat64 && dtype != kFloat32) return false;
+  // On a GPU the kernels' plan travels as kernel arguments, which bounds the coordinates.
+  if (!x.is_cpu() && !(x.is_cuda() && x.dim() == 2 && x.size(1) <= kernels::cuda::kMaxJetCoordinates)) return false;
   for (const JetMlpStep& step : steps)
     if (step.mask.defined()) return false;
   for (const JetMlpStep& step : steps)
     for (const Tensor* t : {&step.weight, &step.bias})
-      if (t->defined() && (!t->is_cpu() || t->scalar_type() != dtype)) return false;
+      if (t->defined() && (t->device() != x.device() || t->scalar_type() != dtype)) return false;
   return true;
 }
 

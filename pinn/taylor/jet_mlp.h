@@ -24,7 +24,8 @@ struct JetMlpStep {
 };
 
 // The jet [K, N, m] of the layers at x [N, d], in blocks' layout, by the fused op.
-// Needs CPU float32/float64 tensors of one dtype (jet_mlp_fused_applies).
+// Needs float32/float64 tensors of one dtype on one device, CPU or cuda
+// (jet_mlp_fused_applies).
 Tensor jet_mlp(const Tensor& x, const std::vector<JetMlpStep>& steps, const JetBlocks& blocks);
 bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps);
 

@@ -298,13 +298,15 @@ Tensor PinnRun::predict(const nn::AnyModule& net) const {
   NoGradGuard no_grad;
   const std::vector<Tensor> params = net.ptr()->parameters();
   const ScalarType dtype = params.empty() ? kFloat64 : params.front().scalar_type();
+  const Device device = params.empty() ? Device(kCPU) : params.front().device();
   std::vector<Tensor> parts;
   const int64_t chunk = 65536;
   for (int64_t start = 0; start < eval_points.size(0); start += chunk) {
-    Tensor x = eval_points.narrow(0, start, std::min(chunk, eval_points.size(0) - start)).to(dtype);
+    // The points go to the network's device; the prediction comes back to the host.
+    Tensor x = eval_points.narrow(0, start, std::min(chunk, eval_points.size(0) - start)).to(device, dtype);
     Tensor y = net.forward(x);
     if (problem.output_transform()) y = problem.output_transform()(x, y);
-    parts.push_back(y.narrow(1, 0, 1).to(kFloat64));
+    parts.push_back(y.narrow(1, 0, 1).to(kFloat64).cpu());
   }
   return cat(parts, 0);
 }
