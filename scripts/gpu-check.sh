@@ -76,12 +76,18 @@ if cuda and resumed:
     print("resumed from step 400 equals the straight cuda run bit for bit:", cuda == resumed)
 PY
 
+# PINN runs (Taylor engine, trainable PDE parameter) and an LSTM sequence run
+# through gradiens-train on both devices, with a resume check.
+echo "== gradiens-train on cuda (PINN and sequence runs)" | tee -a "$report/report.txt"
+bash "$(dirname "$0")/gpu-check-pinn.sh" "$bundle" "$report" > /dev/null 2>&1
+cat "$report/pinn-check.txt" >> "$report/report.txt"
+
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
-workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps,cnn_f32_20steps
+workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64,mlp_f32_50steps,cnn_f32_20steps
 timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
-PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "$workloads" 2>&1 | tee -a "$report/bench.jsonl" \
+PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "${workloads//_taylor/}" 2>&1 | tee -a "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
 python3 - "$report/bench.jsonl" <<'PY' | tee -a "$report/report.txt"
 import json, sys
@@ -94,7 +100,10 @@ for line in open(sys.argv[1]):
     if "median_ms" in r:
         rows.setdefault(r["workload"], {})["gradiens" if r["impl"].startswith("gradiens") else "torch"] = r
 for name, r in rows.items():
-    if "gradiens" in r and "torch" in r:
-        g, t = r["gradiens"]["median_ms"], r["torch"]["median_ms"]
+    # A Taylor-engine workload computes what its nested-autograd twin does: PyTorch's figure is the twin's.
+    twin = rows.get(name.replace("_taylor", ""), {})
+    if "gradiens" in r and "torch" in twin:
+        g, t = r["gradiens"]["median_ms"], twin["torch"]["median_ms"]
+        r = dict(r, torch=twin["torch"])
         print(f"{name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f} ({r['torch'].get('device', '')})")
 PY

@@ -124,7 +124,7 @@ if __name__ == "__main__":
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    names = a.only.split(",") if a.only else list(WORKLOADS)
+    names = list(dict.fromkeys(a.only.split(","))) if a.only else list(WORKLOADS)
     for name in names:
         make, warm, rep, what = WORKLOADS[name]
         torch.cuda.reset_peak_memory_stats()
