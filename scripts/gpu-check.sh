@@ -16,6 +16,7 @@ cuda_libs=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib 2>/dev/null | tr '\n
 wheel_libs=$(python3 -c 'import glob, os, nvidia; print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")) + glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib")))))' 2>/dev/null)
 export LD_LIBRARY_PATH="$bundle/lib:$cuda_libs$wheel_libs:${LD_LIBRARY_PATH:-}"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+export PATH="$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer"
 
 {
   echo "== $(date -u)"
@@ -31,12 +32,18 @@ echo "test_cuda exit code: $?" | tee -a "$report/report.txt"
 grep -E "TEST CASE:|ERROR:|MESSAGE:|values:|logged:" "$report/test_cuda.log" | head -150 | tee -a "$report/report.txt"
 grep -A2 -E "^\[doctest\] test cases:" "$report/test_cuda.log" | tee -a "$report/report.txt"
 
-# compute-sanitizer over the op sweep, with the caching allocator off so that
-# it sees every allocation (it refuses the device on some virtual machines).
+# compute-sanitizer over a test of each kernel family, with the caching
+# allocator off so that it sees every allocation (it refuses the device on
+# some virtual machines).
 if [ "${GPU_CHECK_SANITIZER:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-  echo "== compute-sanitizer memcheck (op sweep)" | tee -a "$report/report.txt"
-  GRADIENS_CUDA_NO_CACHING=1 timeout 150 compute-sanitizer --tool memcheck --print-limit 5 "$bundle/test_cuda" \
-    -tc='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*' 2>&1 | tail -6 | tee -a "$report/report.txt"
+  echo "== compute-sanitizer memcheck" | tee -a "$report/report.txt"
+  families='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*,cuda: index with*,cuda: gather*'
+  families+=',cuda: sort*,cuda: cumsum*,cuda: embedding*,cuda: linalg det*,cuda: jet_activation*,cuda: the fused*'
+  families+=',cuda: max_pool2d*,cuda: avg_pool2d*'
+  GRADIENS_CUDA_NO_CACHING=1 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$bundle/test_cuda" \
+    -tc="$families" 2>&1 | tail -6 | tee -a "$report/report.txt"
+elif [ "${GPU_CHECK_SANITIZER:-1}" = 1 ]; then
+  echo "== compute-sanitizer: not found on this machine" | tee -a "$report/report.txt"
 fi
 
 # gradiens-train on the GPU: configs/csv_regression.json (Adam, then L-BFGS)
