@@ -200,22 +200,29 @@ void for_each_batch(const BatchLoop& loop, F&& f) {
   }
 }
 
+// The products of blas_product on a cuda device, through cuBLAS: any floating
+// dtype, float16/bfloat16 read and written as such and accumulated in float32
+// (the values of Note [Reduced floats compute in float32]).
+void cuda_blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
+  BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
+  const int64_t n = a.rows, m = a.cols, p = b.cols;
+  BatchLoop loop = coalesce_batch(batch, a, b, n * p);
+  const auto size = static_cast<int64_t>(out.element_size());
+  const char* a_data = static_cast<const char*>(a.owner.data_ptr());
+  const char* b_data = static_cast<const char*>(b.owner.data_ptr());
+  char* c = static_cast<char*>(out.data_ptr());
+  const int device = out.device().index();
+  for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
+    kernels::cuda::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa * size,
+                                la.ld, sa, b_data + ob * size, lb.ld, sb, 0.0, c + oc * size, p, sc, device);
+  });
+}
+
 template <class T>
 void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
   BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
   const int64_t n = a.rows, m = a.cols, p = b.cols;
   BatchLoop loop = coalesce_batch(batch, a, b, n * p);
-  if (out.device().is_cuda()) {
-    const T* a_data = static_cast<const T*>(a.owner.data_ptr());
-    const T* b_data = static_cast<const T*>(b.owner.data_ptr());
-    T* c = static_cast<T*>(out.data_ptr());
-    const int device = out.device().index();
-    for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
-      kernels::cuda::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa, la.ld,
-                                  sa, b_data + ob, lb.ld, sb, 0.0, c + oc, p, sc, device);
-    });
-    return;
-  }
   const T* a_data = a.owner.template cpu_data_ptr<T>();
   const T* b_data = b.owner.template cpu_data_ptr<T>();
   T* c = out.cpu_data_ptr<T>();
@@ -256,7 +263,7 @@ void loop_product(const MatrixOperand& a, const MatrixOperand& b, IntArrayRef ba
 // out as a contiguous [batch..., n, p] (out_sizes may drop size-1 dims of that).
 Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef out_sizes, std::string_view op) {
   const ScalarType dtype = a.owner.dtype();
-  if (is_reduced_floating_point(dtype)) {
+  if (is_reduced_floating_point(dtype) && !a.owner.device().is_cuda()) {
     // float16/bfloat16: one float32 GEMM on float32 copies, rounded once
     // (Note [Reduced floats compute in float32]).
     auto upcast = [&](const MatrixOperand& operand) {
@@ -268,8 +275,12 @@ Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef 
   check_same_device(a.owner, b.owner, op);
   Tensor out = empty(out_sizes, a.owner.options());
   if (out.numel() == 0) return out;
-  GD_CHECK(!(out.device().is_cuda() && out.dtype() != kFloat32 && out.dtype() != kFloat64),
-           fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
+  if (out.device().is_cuda()) {
+    GD_CHECK(is_floating_point(out.dtype()),
+             fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
+    cuda_blas_product(std::move(a), std::move(b), batch, out);
+    return out;
+  }
   dispatch_numeric(out.dtype(), op, [&]<class T>() {
     if constexpr (std::is_floating_point_v<T>) blas_product<T>(std::move(a), std::move(b), batch, out);
     else loop_product<T>(a, b, batch, out.cpu_data_ptr<T>());
@@ -307,6 +318,26 @@ struct Mm {
   }
 };
 
+// a @ b + bias on a cuda device in one cuBLASLt call with its bias epilogue,
+// when bias is Linear's (one value per output column, dense) and the dtype is
+// float32 or float64; undefined when that does not apply or cuBLASLt declines.
+Tensor cuda_product_with_bias(const Tensor& bias, const Tensor& a, const Tensor& b) {
+  if (!a.device().is_cuda() || (a.dtype() != kFloat32 && a.dtype() != kFloat64)) return Tensor();
+  const int64_t p = b.sizes()[1];
+  const bool row_bias = (bias.dim() == 1 || (bias.dim() == 2 && bias.size(0) == 1)) && bias.size(-1) == p &&
+                        (p == 1 || bias.stride(-1) == 1) && bias.device() == a.device() && bias.dtype() == a.dtype();
+  if (!row_bias || a.sizes()[0] == 0 || p == 0 || a.sizes()[1] == 0) return Tensor();
+  check_same_device(a, b, "addmm");
+  MatrixOperand ma = matrix_operand(a, {}), mb = matrix_operand(b, {});
+  const BlasLayout la = readable_layout(ma, {}), lb = readable_layout(mb, {});
+  Tensor out = empty({a.sizes()[0], p}, a.options());
+  if (!kernels::cuda::gemm_bias(a.dtype(), la.transposed, lb.transposed, ma.rows, p, ma.cols, ma.owner.data_ptr(),
+                                la.ld, mb.owner.data_ptr(), lb.ld, bias.data_ptr(), out.data_ptr(), p,
+                                a.device().index()))
+    return Tensor();
+  return out;
+}
+
 // beta * self + alpha * (a @ b), self broadcast to [n, p]: Linear's bias and
 // product in one node, as PyTorch records it (AddmmBackward0). beta = 0 ignores
 // self, NaN included, as in PyTorch.
@@ -319,6 +350,8 @@ struct Addmm {
     ctx.scalar = alpha;
     ctx.real = beta.to<double>();
     const DimVector out_sizes{a.sizes()[0], b.sizes()[1]};
+    if (alpha.to<double>() == 1 && ctx.real == 1)
+      if (Tensor out = cuda_product_with_bias(self, a, b); out.defined()) return out;
     const Tensor bias = self.expand(out_sizes);
     Tensor out = product(matrix_operand(a, {}), matrix_operand(b, {}), {}, out_sizes, "addmm");
     if (alpha.to<double>() != 1) out.mul_(alpha);

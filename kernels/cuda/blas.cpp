@@ -1,14 +1,19 @@
 // Row-major GEMM on the GPU through cuBLAS: one handle per (thread, device),
 // bound to the current stream with its own workspace, IEEE float32 unless
-// TF32 is allowed (PyTorch's matmul default). cuBLAS is loaded on first use
-// (dlopen), so a program that never multiplies on a GPU does not map its
-// several hundred megabytes at start-up.
+// TF32 is allowed (PyTorch's matmul default); float16/bfloat16 accumulate in
+// float32 with no reduced-precision reduction. The bias epilogue of Linear
+// (gemm_bias) goes through cuBLASLt on the same workspace. Both libraries are
+// loaded on first use (dlopen), so a program that never multiplies on a GPU
+// does not map their several hundred megabytes at start-up.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <array>
 #include <atomic>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kernels/cuda/check.h"
@@ -32,6 +37,11 @@ struct CublasApi {
   decltype(&cublasSetMathMode) set_math_mode;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
   decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
+  // Named by its type: C++ sees an inline overload beside the library's function.
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                            const void*, const void*, cudaDataType, int, long long int, const void*,
+                                            cudaDataType, int, long long int, const void*, void*, cudaDataType, int,
+                                            long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
   decltype(&cublasGetStatusName) status_name;
   decltype(&cublasGetStatusString) status_string;
 };
@@ -40,6 +50,49 @@ template <class F>
 void resolve(void* library, const char* name, F& function) {
   function = reinterpret_cast<F>(dlsym(library, name));
   GD_CHECK(function != nullptr, std::string("cuBLAS: the library has no ") + name);
+}
+
+// The cuBLASLt entry points of the bias epilogue.
+struct CublasLtApi {
+  decltype(&cublasLtCreate) create;
+  decltype(&cublasLtMatmulDescCreate) desc_create;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy;
+  decltype(&cublasLtMatmulPreferenceCreate) preference_create;
+  decltype(&cublasLtMatmulPreferenceDestroy) preference_destroy;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic;
+  decltype(&cublasLtMatmul) matmul;
+};
+
+// cuBLASLt, or nullptr when the library cannot be loaded (gemm_bias then
+// declines and the caller adds the bias itself).
+const CublasLtApi* cublas_lt() {
+  static const std::optional<CublasLtApi> api = []() -> std::optional<CublasLtApi> {
+    void* library = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) library = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return std::nullopt;
+    CublasLtApi a{};
+    try {
+      resolve(library, "cublasLtCreate", a.create);
+      resolve(library, "cublasLtMatmulDescCreate", a.desc_create);
+      resolve(library, "cublasLtMatmulDescDestroy", a.desc_destroy);
+      resolve(library, "cublasLtMatmulDescSetAttribute", a.desc_set);
+      resolve(library, "cublasLtMatrixLayoutCreate", a.layout_create);
+      resolve(library, "cublasLtMatrixLayoutDestroy", a.layout_destroy);
+      resolve(library, "cublasLtMatmulPreferenceCreate", a.preference_create);
+      resolve(library, "cublasLtMatmulPreferenceDestroy", a.preference_destroy);
+      resolve(library, "cublasLtMatmulPreferenceSetAttribute", a.preference_set);
+      resolve(library, "cublasLtMatmulAlgoGetHeuristic", a.heuristic);
+      resolve(library, "cublasLtMatmul", a.matmul);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    return a;
+  }();
+  return api ? &*api : nullptr;
 }
 
 const CublasApi& cublas() {
@@ -54,6 +107,7 @@ const CublasApi& cublas() {
     resolve(library, "cublasSetMathMode", a.set_math_mode);
     resolve(library, "cublasSgemmStridedBatched", a.sgemm_strided_batched);
     resolve(library, "cublasDgemmStridedBatched", a.dgemm_strided_batched);
+    resolve(library, "cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex);
     resolve(library, "cublasGetStatusName", a.status_name);
     resolve(library, "cublasGetStatusString", a.status_string);
     return a;  // the library stays loaded for the life of the process
@@ -77,9 +131,13 @@ struct Handle {
 // resets the workspace, so the workspace (allocated on that stream from the
 // caching allocator) is set again after it. Handles are never destroyed: the
 // CUDA runtime may be gone by the time thread_local destructors run.
-cublasHandle_t handle_for(int device) {
+Handle& handle_state(int device) {
   thread_local std::array<Handle, kMaxDevices> handles{};
-  Handle& h = handles[device];
+  return handles[device];
+}
+
+cublasHandle_t handle_for(int device) {
+  Handle& h = handle_state(device);
   if (!h.handle) check_cublas(cublas().create(&h.handle), "cublasCreate");
   auto stream = static_cast<cudaStream_t>(current_stream(device));
   check_cublas(cublas().set_stream(h.handle, stream), "cublasSetStream");
@@ -94,7 +152,9 @@ cublasHandle_t handle_for(int device) {
   }
   check_cublas(cublas().set_workspace(h.handle, h.workspace, kWorkspaceBytes), "cublasSetWorkspace");
   check_cublas(
-      cublas().set_math_mode(h.handle, tf32_allowed.load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+      cublas().set_math_mode(h.handle, static_cast<cublasMath_t>(
+                                           (tf32_allowed.load() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) |
+                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
       "cublasSetMathMode");
   return h.handle;
 }
@@ -116,8 +176,8 @@ void gemm(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
 void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
                   int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c, int device) {
-  GD_CHECK(dtype == kFloat32 || dtype == kFloat64,
-           std::string("CUDA matrix products support float32 and float64, not ") + std::string(dtype_name(dtype)));
+  GD_CHECK(is_floating_point(dtype), std::string("CUDA matrix products support float32, float64, float16 and "
+                                                  "bfloat16, not ") + std::string(dtype_name(dtype)));
   if (batch == 0 || m == 0 || n == 0) return;
   DeviceGuard guard(device);
   GD_CHECK(m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31) &&
@@ -133,6 +193,17 @@ void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, i
                                            static_cast<const float*>(a), ld(lda), stride_a, &fb,
                                            static_cast<float*>(c), ld(ldc), stride_c, static_cast<int>(batch)),
                  "cublasSgemmStridedBatched");
+  } else if (dtype == kFloat16 || dtype == kBFloat16) {
+    // Read and written in the 16-bit type, accumulated in float32 and rounded
+    // once (the CPU's Note [Reduced floats compute in float32]).
+    const cudaDataType type = dtype == kFloat16 ? CUDA_R_16F : CUDA_R_16BF;
+    float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+    check_cublas(cublas().gemm_strided_batched_ex(handle, op(trans_b), op(trans_a), static_cast<int>(n),
+                                                  static_cast<int>(m), static_cast<int>(k), &fa, b, type, ld(ldb),
+                                                  stride_b, a, type, ld(lda), stride_a, &fb, c, type, ld(ldc),
+                                                  stride_c, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+                                                  CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
   } else {
     check_cublas(cublas().dgemm_strided_batched(handle, op(trans_b), op(trans_a), static_cast<int>(n), static_cast<int>(m),
                                            static_cast<int>(k), &alpha, static_cast<const double*>(b), ld(ldb),
@@ -140,6 +211,95 @@ void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, i
                                            static_cast<double*>(c), ld(ldc), stride_c, static_cast<int>(batch)),
                  "cublasDgemmStridedBatched");
   }
+}
+
+namespace {
+
+// The largest power of two up to 256 that divides the address (cuBLASLt picks
+// kernels by the operands' alignment).
+uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+// Owns the cuBLASLt descriptors of one call.
+struct LtCall {
+  const CublasLtApi& api;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layouts[3] = {};
+  cublasLtMatmulPreference_t preference = nullptr;
+  ~LtCall() {
+    if (preference) api.preference_destroy(preference);
+    for (cublasLtMatrixLayout_t layout : layouts)
+      if (layout) api.layout_destroy(layout);
+    if (desc) api.desc_destroy(desc);
+  }
+};
+
+}  // namespace
+
+bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+               int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc, int device) {
+  if ((dtype != kFloat32 && dtype != kFloat64) || m <= 0 || n <= 0 || k <= 0) return false;
+  const CublasLtApi* lt = cublas_lt();
+  if (lt == nullptr) return false;
+  DeviceGuard guard(device);
+  // One cuBLASLt handle per thread (it holds no stream); the workspace is the
+  // cuBLAS handle's, bound to the current stream by handle_for.
+  thread_local cublasLtHandle_t lt_handle = nullptr;
+  if (!lt_handle && lt->create(&lt_handle) != CUBLAS_STATUS_SUCCESS) return false;
+  handle_for(device);
+  const Handle& h = handle_state(device);
+  const cudaDataType type = dtype == kFloat32 ? CUDA_R_32F : CUDA_R_64F;
+  const cublasComputeType_t compute =
+      dtype == kFloat64 ? CUBLAS_COMPUTE_64F : (tf32_allowed.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  LtCall call{*lt};
+  bool ok = lt->desc_create(&call.desc, compute, type) == CUBLAS_STATUS_SUCCESS;
+  // As in gemm_batched: column-major D^T (n x m, ld ldc) = op(B)^T op(A)^T, so
+  // the bias, one value per column of the row-major C, runs along D's rows.
+  const cublasOperation_t first = op(trans_b), second = op(trans_a);
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, size_t size) {
+    ok = ok && lt->desc_set(call.desc, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &first, sizeof(first));
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &second, sizeof(second));
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  auto layout = [&](cublasLtMatrixLayout_t& out, int64_t rows, int64_t cols, int64_t leading) {
+    ok = ok && lt->layout_create(&out, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), leading) ==
+                   CUBLAS_STATUS_SUCCESS;
+  };
+  layout(call.layouts[0], trans_b ? k : n, trans_b ? n : k, ldb);
+  layout(call.layouts[1], trans_a ? m : k, trans_a ? k : m, lda);
+  layout(call.layouts[2], n, m, ldc);
+  ok = ok && lt->preference_create(&call.preference) == CUBLAS_STATUS_SUCCESS;
+  const uint64_t workspace = kWorkspaceBytes;
+  auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value, size_t size) {
+    ok = ok && lt->preference_set(call.preference, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
+  };
+  prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  const uint32_t align_a = alignment_of(b), align_b = alignment_of(a), align_c = alignment_of(c);
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  ok = ok && lt->heuristic(lt_handle, call.desc, call.layouts[0], call.layouts[1], call.layouts[2], call.layouts[2],
+                           call.preference, 1, &result, &found) == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (!ok) return false;  // no kernel for this problem: the caller adds the bias itself
+  const auto stream = static_cast<cudaStream_t>(current_stream(device));
+  const float alpha32 = 1, beta32 = 0;
+  const double alpha64 = 1, beta64 = 0;
+  const void* alpha = dtype == kFloat64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = dtype == kFloat64 ? static_cast<const void*>(&beta64) : &beta32;
+  check_cublas(lt->matmul(lt_handle, call.desc, alpha, b, call.layouts[0], a, call.layouts[1], beta, c,
+                          call.layouts[2], c, call.layouts[2], &result.algo, h.workspace, kWorkspaceBytes, stream),
+               "cublasLtMatmul");
+  return true;
 }
 
 }  // namespace gradiens::kernels::cuda

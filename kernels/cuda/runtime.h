@@ -80,13 +80,20 @@ void* pinned_malloc(size_t bytes);
 void pinned_free(void* ptr);
 
 // Row-major GEMM on the device, the same contract as kernels::cpu::gemm (see
-// kernels/cpu/gemm.h): C = alpha * op(A) op(B) + beta * C, float32 or float64,
-// through cuBLAS on the current stream. float32 is IEEE unless TF32 is allowed.
+// kernels/cpu/gemm.h): C = alpha * op(A) op(B) + beta * C, float32, float64,
+// float16 or bfloat16 (accumulated in float32), through cuBLAS on the current
+// stream. float32 is IEEE unless TF32 is allowed.
 void gemm(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const void* a, int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc, int device);
 void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
                   int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c, int device);
+// C = op(A) op(B) + bias (bias: n values, one per column of the row-major C,
+// Linear's bias) in one cuBLASLt call with its bias epilogue, float32 or
+// float64. Returns false, having done nothing, when cuBLASLt is not there or
+// has no kernel for the problem (the caller then adds the bias itself).
+bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+               int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc, int device);
 // PyTorch's torch.backends.cuda.matmul.allow_tf32 (default false).
 void set_allow_tf32(bool allow);
 bool allow_tf32();

@@ -54,6 +54,10 @@ void gemm_batched(ScalarType, int64_t, bool, bool, int64_t, int64_t, int64_t, do
                   const void*, int64_t, int64_t, double, void*, int64_t, int64_t, int) {
   unavailable();
 }
+bool gemm_bias(ScalarType, bool, bool, int64_t, int64_t, int64_t, const void*, int64_t, const void*, int64_t,
+               const void*, void*, int64_t, int) {
+  unavailable();
+}
 void set_allow_tf32(bool allow) { tf32_allowed = allow; }
 bool allow_tf32() { return tf32_allowed; }
 std::string device_name(int) { unavailable(); }

@@ -241,6 +241,59 @@ TEST_CASE("cuda: matrix products match the CPU") {
   }
 }
 
+TEST_CASE("cuda: float16 and bfloat16 products accumulate in float32 and round once, as on the CPU") {
+  gd::manual_seed(10);
+  for (gd::ScalarType dt : {gd::kFloat16, gd::kBFloat16}) {
+    INFO(gd::dtype_name(dt));
+    Tensor a = gd::randn({65, 129}).to(dt), b = gd::randn({129, 33}).to(dt);
+    // Both sides round one float32 sum; its order differs, so a result may land one 16-bit ulp away.
+    const double rtol = dt == gd::kFloat16 ? 2e-3 : 1.6e-2;
+    check_matches(a.mm(b), a.to(kGpu).mm(b.to(kGpu)), "mm", rtol, rtol);
+    check_matches(b.t().mm(a.t()), b.to(kGpu).t().mm(a.to(kGpu).t()), "mm of transposes", rtol, rtol);
+    Tensor x = gd::randn({4, 7, 9}).to(dt), y = gd::randn({4, 9, 5}).to(dt);
+    check_matches(x.bmm(y), x.to(kGpu).bmm(y.to(kGpu)), "bmm", rtol, rtol);
+    // The float32 products of the 16-bit values, rounded once, are the reference too.
+    check_matches(a.to(gd::kFloat32).mm(b.to(gd::kFloat32)).to(dt), a.to(kGpu).mm(b.to(kGpu)), "mm vs float32", rtol,
+                  rtol);
+  }
+}
+
+TEST_CASE("cuda: Linear's product and bias in one cuBLASLt call match the CPU, forward and backward") {
+  gd::manual_seed(12);
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    auto opt = gd::TensorOptions().dtype(dt);
+    const double rtol = dt == gd::kFloat64 ? 1e-12 : 1e-5;
+    Tensor w = gd::randn({33, 70}, opt), bias = gd::randn({33}, opt);
+    // Contiguous rows, a transposed input, rows starting at an odd element (unaligned for cuBLASLt),
+    // a [1, p] bias, and a single output feature.
+    Tensor x = gd::randn({41, 70}, opt), xt = gd::randn({70, 41}, opt).t(), wide = gd::randn({41, 71}, opt);
+    const std::vector<std::tuple<std::string, Tensor, Tensor, Tensor>> cases = {
+        {"contiguous", x, w, bias},
+        {"transposed input", xt, w, bias},
+        {"unaligned input", wide.narrow(1, 1, 70), w, bias},
+        {"bias [1, p]", x, w, bias.reshape({1, 33})},
+        {"one feature", x, w.narrow(0, 0, 1), bias.narrow(0, 0, 1)},
+    };
+    for (const auto& [name, input, weight, b] : cases) {
+      INFO(name, " ", gd::dtype_name(dt));
+      auto run = [&](const gd::Device& device) {
+        Tensor X = input.to(device).requires_grad_(), W = weight.to(device).requires_grad_();
+        Tensor B = b.to(device).requires_grad_();
+        Tensor y = gd::addmm(B, X, W.t());
+        auto grads = gd::autograd::grad({(y * y).sum()}, {X, W, B});
+        return std::vector<Tensor>{y, grads[0], grads[1], grads[2]};
+      };
+      std::vector<Tensor> cpu = run(gd::Device(gd::kCPU)), gpu = run(kGpu);
+      CHECK(gpu[0].grad_fn()->name() == "AddmmBackward0");
+      for (size_t i = 0; i < cpu.size(); ++i) check_matches(cpu[i], gpu[i], "output and gradients", rtol, rtol);
+    }
+    // nn::Linear takes the same path; alpha and beta other than 1 do not.
+    Tensor scaled_cpu = gd::addmm(bias, x, w.t(), 0.5, 2.0);
+    Tensor scaled_gpu = gd::addmm(bias.to(kGpu), x.to(kGpu), w.t().to(kGpu), 0.5, 2.0);
+    check_matches(scaled_cpu, scaled_gpu, "addmm with beta 0.5, alpha 2", rtol, rtol);
+  }
+}
+
 TEST_CASE("cuda: first and second derivatives match the CPU in float64") {
   // A tanh network and its input Laplacian: the nested derivatives a PINN uses.
   gd::manual_seed(21);
