@@ -13,8 +13,11 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/runtime.h"
@@ -224,19 +227,79 @@ uint32_t alignment_of(const void* p) {
   return alignment;
 }
 
-// Owns the cuBLASLt descriptors of one call.
-struct LtCall {
-  const CublasLtApi& api;
+// The cuBLASLt descriptors and the chosen kernel of one problem (dtype,
+// transposes, sizes, leading dimensions, alignments, TF32): built once per
+// thread and kept, so a repeated Linear pays only for setting the bias pointer
+// and the launch. `usable` is false when cuBLASLt has no kernel for it.
+struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t layouts[3] = {};
-  cublasLtMatmulPreference_t preference = nullptr;
-  ~LtCall() {
-    if (preference) api.preference_destroy(preference);
-    for (cublasLtMatrixLayout_t layout : layouts)
-      if (layout) api.layout_destroy(layout);
-    if (desc) api.desc_destroy(desc);
+  cublasLtMatmulAlgo_t algo{};
+  bool usable = false;
+};
+
+struct LtPlanKey {
+  int64_t values[13];
+  bool operator==(const LtPlanKey& other) const {
+    return std::equal(std::begin(values), std::end(values), std::begin(other.values));
   }
 };
+
+struct LtPlanKeyHash {
+  size_t operator()(const LtPlanKey& key) const {
+    size_t h = 0;
+    for (int64_t v : key.values) h = h * 1000003u ^ std::hash<int64_t>{}(v);
+    return h;
+  }
+};
+
+// Builds the plan (descriptors, heuristic's first kernel); never throws.
+LtPlan make_lt_plan(const CublasLtApi& lt, cublasLtHandle_t handle, ScalarType dtype, bool trans_a, bool trans_b,
+                    int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, uint32_t align_a,
+                    uint32_t align_b, uint32_t align_c, bool tf32) {
+  LtPlan plan;
+  const cudaDataType type = dtype == kFloat32 ? CUDA_R_32F : CUDA_R_64F;
+  const cublasComputeType_t compute =
+      dtype == kFloat64 ? CUBLAS_COMPUTE_64F : (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  bool ok = lt.desc_create(&plan.desc, compute, type) == CUBLAS_STATUS_SUCCESS;
+  // As in gemm_batched: column-major D^T (n x m, ld ldc) = op(B)^T op(A)^T, so
+  // the bias, one value per column of the row-major C, runs along D's rows.
+  const cublasOperation_t first = op(trans_b), second = op(trans_a);
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, size_t size) {
+    ok = ok && lt.desc_set(plan.desc, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &first, sizeof(first));
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &second, sizeof(second));
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  auto layout = [&](cublasLtMatrixLayout_t& out, int64_t rows, int64_t cols, int64_t leading) {
+    ok = ok && lt.layout_create(&out, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), leading) ==
+                   CUBLAS_STATUS_SUCCESS;
+  };
+  layout(plan.layouts[0], trans_b ? k : n, trans_b ? n : k, ldb);
+  layout(plan.layouts[1], trans_a ? m : k, trans_a ? k : m, lda);
+  layout(plan.layouts[2], n, m, ldc);
+  cublasLtMatmulPreference_t preference = nullptr;
+  ok = ok && lt.preference_create(&preference) == CUBLAS_STATUS_SUCCESS;
+  const uint64_t workspace = kWorkspaceBytes;
+  auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value, size_t size) {
+    ok = ok && lt.preference_set(preference, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
+  };
+  prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  // cuBLASLt's A is our B and its B our A (see above).
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
+  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  ok = ok && lt.heuristic(handle, plan.desc, plan.layouts[0], plan.layouts[1], plan.layouts[2], plan.layouts[2],
+                          preference, 1, &result, &found) == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (preference) lt.preference_destroy(preference);
+  plan.algo = result.algo;
+  plan.usable = ok;
+  return plan;
+}
 
 }  // namespace
 
@@ -247,57 +310,33 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
   if (lt == nullptr) return false;
   DeviceGuard guard(device);
   // One cuBLASLt handle per thread (it holds no stream); the workspace is the
-  // cuBLAS handle's, bound to the current stream by handle_for.
+  // cuBLAS handle's, bound to the current stream by handle_for. Plans are per
+  // thread too and live as long as it (descriptors are host memory).
   thread_local cublasLtHandle_t lt_handle = nullptr;
+  thread_local std::unordered_map<LtPlanKey, LtPlan, LtPlanKeyHash> plans;
   if (!lt_handle && lt->create(&lt_handle) != CUBLAS_STATUS_SUCCESS) return false;
   handle_for(device);
   const Handle& h = handle_state(device);
-  const cudaDataType type = dtype == kFloat32 ? CUDA_R_32F : CUDA_R_64F;
-  const cublasComputeType_t compute =
-      dtype == kFloat64 ? CUBLAS_COMPUTE_64F : (tf32_allowed.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
-  LtCall call{*lt};
-  bool ok = lt->desc_create(&call.desc, compute, type) == CUBLAS_STATUS_SUCCESS;
-  // As in gemm_batched: column-major D^T (n x m, ld ldc) = op(B)^T op(A)^T, so
-  // the bias, one value per column of the row-major C, runs along D's rows.
-  const cublasOperation_t first = op(trans_b), second = op(trans_a);
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, size_t size) {
-    ok = ok && lt->desc_set(call.desc, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
-  };
-  set(CUBLASLT_MATMUL_DESC_TRANSA, &first, sizeof(first));
-  set(CUBLASLT_MATMUL_DESC_TRANSB, &second, sizeof(second));
-  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
-  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
-  auto layout = [&](cublasLtMatrixLayout_t& out, int64_t rows, int64_t cols, int64_t leading) {
-    ok = ok && lt->layout_create(&out, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), leading) ==
-                   CUBLAS_STATUS_SUCCESS;
-  };
-  layout(call.layouts[0], trans_b ? k : n, trans_b ? n : k, ldb);
-  layout(call.layouts[1], trans_a ? m : k, trans_a ? k : m, lda);
-  layout(call.layouts[2], n, m, ldc);
-  ok = ok && lt->preference_create(&call.preference) == CUBLAS_STATUS_SUCCESS;
-  const uint64_t workspace = kWorkspaceBytes;
-  auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attribute, const void* value, size_t size) {
-    ok = ok && lt->preference_set(call.preference, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
-  };
-  prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  const uint32_t align_a = alignment_of(b), align_b = alignment_of(a), align_c = alignment_of(c);
-  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof(align_a));
-  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof(align_b));
-  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
-  prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  ok = ok && lt->heuristic(lt_handle, call.desc, call.layouts[0], call.layouts[1], call.layouts[2], call.layouts[2],
-                           call.preference, 1, &result, &found) == CUBLAS_STATUS_SUCCESS && found > 0;
-  if (!ok) return false;  // no kernel for this problem: the caller adds the bias itself
+  const uint32_t align_a = alignment_of(a), align_b = alignment_of(b), align_c = alignment_of(c);
+  const bool tf32 = tf32_allowed.load();
+  const LtPlanKey key{{static_cast<int64_t>(dtype), trans_a, trans_b, m, n, k, lda, ldb, ldc, align_a, align_b,
+                       align_c, static_cast<int64_t>(tf32) | (static_cast<int64_t>(device) << 1)}};
+  auto found = plans.find(key);
+  if (found == plans.end())
+    found = plans.emplace(key, make_lt_plan(*lt, lt_handle, dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, align_a,
+                                            align_b, align_c, tf32))
+                .first;
+  const LtPlan& plan = found->second;
+  if (!plan.usable) return false;  // no kernel for this problem: the caller adds the bias itself
+  if (lt->desc_set(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) != CUBLAS_STATUS_SUCCESS)
+    return false;
   const auto stream = static_cast<cudaStream_t>(current_stream(device));
   const float alpha32 = 1, beta32 = 0;
   const double alpha64 = 1, beta64 = 0;
   const void* alpha = dtype == kFloat64 ? static_cast<const void*>(&alpha64) : &alpha32;
   const void* beta = dtype == kFloat64 ? static_cast<const void*>(&beta64) : &beta32;
-  check_cublas(lt->matmul(lt_handle, call.desc, alpha, b, call.layouts[0], a, call.layouts[1], beta, c,
-                          call.layouts[2], c, call.layouts[2], &result.algo, h.workspace, kWorkspaceBytes, stream),
+  check_cublas(lt->matmul(lt_handle, plan.desc, alpha, b, plan.layouts[0], a, plan.layouts[1], beta, c,
+                          plan.layouts[2], c, plan.layouts[2], &plan.algo, h.workspace, kWorkspaceBytes, stream),
                "cublasLtMatmul");
   return true;
 }

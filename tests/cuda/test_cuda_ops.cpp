@@ -285,7 +285,11 @@ TEST_CASE("cuda: Linear's product and bias in one cuBLASLt call match the CPU, f
       };
       std::vector<Tensor> cpu = run(gd::Device(gd::kCPU)), gpu = run(kGpu);
       CHECK(gpu[0].grad_fn()->name() == "AddmmBackward0");
-      for (size_t i = 0; i < cpu.size(); ++i) check_matches(cpu[i], gpu[i], "output and gradients", rtol, rtol);
+      // Each element within rtol of the tensor's largest magnitude: the input gradient sums terms far
+      // larger than some of its elements, whose float32 rounding then shows relative to them.
+      const char* names[] = {"output", "input gradient", "weight gradient", "bias gradient"};
+      for (size_t i = 0; i < cpu.size(); ++i)
+        check_matches(cpu[i], gpu[i], names[i], rtol, rtol * cpu[i].abs().max().item<double>());
     }
     // nn::Linear takes the same path; alpha and beta other than 1 do not.
     Tensor scaled_cpu = gd::addmm(bias, x, w.t(), 0.5, 2.0);
