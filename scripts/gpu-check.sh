@@ -94,6 +94,10 @@ echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/repor
 workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64,mlp_f32_50steps,cnn_f32_20steps
 timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
+# The same float32/float64 Linear workloads with Linear's bias added by a kernel of its own (no cuBLASLt epilogue).
+GRADIENS_CUDA_NO_LT=1 timeout 100 "$bundle/gradiens-bench" --device cuda --threads 1 \
+  --only pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps 2>&1 | sed 's/"impl": "gradiens/"impl": "no-lt gradiens/' \
+  | tee -a "$report/report.txt"
 PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "${workloads//_taylor/}" 2>&1 | tee -a "$report/bench.jsonl" \
   | tee -a "$report/report.txt"
 python3 - "$report/bench.jsonl" <<'PY' | tee -a "$report/report.txt"

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -70,10 +71,13 @@ struct CublasLtApi {
   decltype(&cublasLtMatmul) matmul;
 };
 
-// cuBLASLt, or nullptr when the library cannot be loaded (gemm_bias then
-// declines and the caller adds the bias itself).
+// cuBLASLt, or nullptr when the library cannot be loaded or
+// GRADIENS_CUDA_NO_LT=1 turns the epilogue off (gemm_bias then declines and
+// the caller adds the bias itself).
 const CublasLtApi* cublas_lt() {
   static const std::optional<CublasLtApi> api = []() -> std::optional<CublasLtApi> {
+    const char* off = std::getenv("GRADIENS_CUDA_NO_LT");
+    if (off != nullptr && std::string(off) == "1") return std::nullopt;
     void* library = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) library = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) return std::nullopt;
