@@ -8,7 +8,6 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <array>
 #include <atomic>
@@ -21,6 +20,7 @@
 #include <unordered_map>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/library.h"
 #include "kernels/cuda/runtime.h"
 
 namespace gradiens::kernels::cuda {
@@ -50,12 +50,6 @@ struct CublasApi {
   decltype(&cublasGetStatusString) status_string;
 };
 
-template <class F>
-void resolve(void* library, const char* name, F& function) {
-  function = reinterpret_cast<F>(dlsym(library, name));
-  GD_CHECK(function != nullptr, std::string("cuBLAS: the library has no ") + name);
-}
-
 // The cuBLASLt entry points of the bias epilogue.
 struct CublasLtApi {
   decltype(&cublasLtCreate) create;
@@ -78,22 +72,21 @@ const CublasLtApi* cublas_lt() {
   static const std::optional<CublasLtApi> api = []() -> std::optional<CublasLtApi> {
     const char* off = std::getenv("GRADIENS_CUDA_NO_LT");
     if (off != nullptr && std::string(off) == "1") return std::nullopt;
-    void* library = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) library = dlopen("libcublasLt.so", RTLD_NOW | RTLD_LOCAL);
+    void* library = open_library("libcublasLt.so.13", "libcublasLt.so");
     if (library == nullptr) return std::nullopt;
     CublasLtApi a{};
     try {
-      resolve(library, "cublasLtCreate", a.create);
-      resolve(library, "cublasLtMatmulDescCreate", a.desc_create);
-      resolve(library, "cublasLtMatmulDescDestroy", a.desc_destroy);
-      resolve(library, "cublasLtMatmulDescSetAttribute", a.desc_set);
-      resolve(library, "cublasLtMatrixLayoutCreate", a.layout_create);
-      resolve(library, "cublasLtMatrixLayoutDestroy", a.layout_destroy);
-      resolve(library, "cublasLtMatmulPreferenceCreate", a.preference_create);
-      resolve(library, "cublasLtMatmulPreferenceDestroy", a.preference_destroy);
-      resolve(library, "cublasLtMatmulPreferenceSetAttribute", a.preference_set);
-      resolve(library, "cublasLtMatmulAlgoGetHeuristic", a.heuristic);
-      resolve(library, "cublasLtMatmul", a.matmul);
+      resolve(library, "cublasLtCreate", a.create, "cuBLASLt");
+      resolve(library, "cublasLtMatmulDescCreate", a.desc_create, "cuBLASLt");
+      resolve(library, "cublasLtMatmulDescDestroy", a.desc_destroy, "cuBLASLt");
+      resolve(library, "cublasLtMatmulDescSetAttribute", a.desc_set, "cuBLASLt");
+      resolve(library, "cublasLtMatrixLayoutCreate", a.layout_create, "cuBLASLt");
+      resolve(library, "cublasLtMatrixLayoutDestroy", a.layout_destroy, "cuBLASLt");
+      resolve(library, "cublasLtMatmulPreferenceCreate", a.preference_create, "cuBLASLt");
+      resolve(library, "cublasLtMatmulPreferenceDestroy", a.preference_destroy, "cuBLASLt");
+      resolve(library, "cublasLtMatmulPreferenceSetAttribute", a.preference_set, "cuBLASLt");
+      resolve(library, "cublasLtMatmulAlgoGetHeuristic", a.heuristic, "cuBLASLt");
+      resolve(library, "cublasLtMatmul", a.matmul, "cuBLASLt");
     } catch (const Error&) {
       return std::nullopt;
     }
@@ -104,19 +97,19 @@ const CublasLtApi* cublas_lt() {
 
 const CublasApi& cublas() {
   static const CublasApi api = [] {
-    void* library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
-    GD_CHECK(library != nullptr, std::string("cuBLAS could not be loaded (libcublas.so.13): ") + dlerror());
+    std::string error;
+    void* library = open_library("libcublas.so.13", "libcublas.so", &error);
+    GD_CHECK(library != nullptr, "cuBLAS could not be loaded (libcublas.so.13): " + error);
     CublasApi a{};
-    resolve(library, "cublasCreate_v2", a.create);
-    resolve(library, "cublasSetStream_v2", a.set_stream);
-    resolve(library, "cublasSetWorkspace_v2", a.set_workspace);
-    resolve(library, "cublasSetMathMode", a.set_math_mode);
-    resolve(library, "cublasSgemmStridedBatched", a.sgemm_strided_batched);
-    resolve(library, "cublasDgemmStridedBatched", a.dgemm_strided_batched);
-    resolve(library, "cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex);
-    resolve(library, "cublasGetStatusName", a.status_name);
-    resolve(library, "cublasGetStatusString", a.status_string);
+    resolve(library, "cublasCreate_v2", a.create, "cuBLAS");
+    resolve(library, "cublasSetStream_v2", a.set_stream, "cuBLAS");
+    resolve(library, "cublasSetWorkspace_v2", a.set_workspace, "cuBLAS");
+    resolve(library, "cublasSetMathMode", a.set_math_mode, "cuBLAS");
+    resolve(library, "cublasSgemmStridedBatched", a.sgemm_strided_batched, "cuBLAS");
+    resolve(library, "cublasDgemmStridedBatched", a.dgemm_strided_batched, "cuBLAS");
+    resolve(library, "cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex, "cuBLAS");
+    resolve(library, "cublasGetStatusName", a.status_name, "cuBLAS");
+    resolve(library, "cublasGetStatusString", a.status_string, "cuBLAS");
     return a;  // the library stays loaded for the life of the process
   }();
   return api;

@@ -7,7 +7,6 @@
 // first that finalizes (Note [cuDNN engine filter]).
 #include <cudnn_graph.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.h"
+#include "kernels/cuda/library.h"
 #include "kernels/cuda/conv.h"
 #include "kernels/cuda/runtime.h"
 
@@ -43,31 +43,24 @@ struct CudnnApi {
   decltype(&cudnnBackendExecute) execute;
 };
 
-template <class F>
-void resolve(void* library, const char* name, F& function) {
-  function = reinterpret_cast<F>(dlsym(library, name));
-  GD_CHECK(function != nullptr, std::string("cuDNN: the library has no ") + name);
-}
-
 const CudnnApi& cudnn() {
   static const CudnnApi api = [] {
-    void* library = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) library = dlopen("libcudnn.so", RTLD_NOW | RTLD_LOCAL);
-    GD_CHECK(library != nullptr, std::string("cuDNN could not be loaded (libcudnn.so.9), which float32 "
-                                             "convolutions on CUDA need: ") +
-                                     dlerror());
+    std::string error;
+    void* library = open_library("libcudnn.so.9", "libcudnn.so", &error);
+    GD_CHECK(library != nullptr,
+             "cuDNN could not be loaded (libcudnn.so.9), which float32 convolutions on CUDA need: " + error);
     CudnnApi a{};
-    resolve(library, "cudnnGetVersion", a.get_version);
-    resolve(library, "cudnnCreate", a.create);
-    resolve(library, "cudnnSetStream", a.set_stream);
-    resolve(library, "cudnnGetErrorString", a.error_string);
-    resolve(library, "cudnnGetLastErrorString", a.last_error_string);
-    resolve(library, "cudnnBackendCreateDescriptor", a.create_descriptor);
-    resolve(library, "cudnnBackendDestroyDescriptor", a.destroy_descriptor);
-    resolve(library, "cudnnBackendFinalize", a.finalize);
-    resolve(library, "cudnnBackendSetAttribute", a.set_attribute);
-    resolve(library, "cudnnBackendGetAttribute", a.get_attribute);
-    resolve(library, "cudnnBackendExecute", a.execute);
+    resolve(library, "cudnnGetVersion", a.get_version, "cuDNN");
+    resolve(library, "cudnnCreate", a.create, "cuDNN");
+    resolve(library, "cudnnSetStream", a.set_stream, "cuDNN");
+    resolve(library, "cudnnGetErrorString", a.error_string, "cuDNN");
+    resolve(library, "cudnnGetLastErrorString", a.last_error_string, "cuDNN");
+    resolve(library, "cudnnBackendCreateDescriptor", a.create_descriptor, "cuDNN");
+    resolve(library, "cudnnBackendDestroyDescriptor", a.destroy_descriptor, "cuDNN");
+    resolve(library, "cudnnBackendFinalize", a.finalize, "cuDNN");
+    resolve(library, "cudnnBackendSetAttribute", a.set_attribute, "cuDNN");
+    resolve(library, "cudnnBackendGetAttribute", a.get_attribute, "cuDNN");
+    resolve(library, "cudnnBackendExecute", a.execute, "cuDNN");
     GD_CHECK(a.get_version() >= 90000, "cuDNN 9 or later is needed, found version " +
                                            std::to_string(a.get_version()));
     return a;  // the library stays loaded for the life of the process

@@ -6,7 +6,6 @@
 
 #include <cuda_runtime_api.h>
 #include <cusolverDn.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/cuda/library.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/error.h"
 
@@ -70,38 +70,32 @@ struct CusolverApi {
   Routines<double> double_;
 };
 
-template <class F>
-void resolve(void* library, const char* name, F& function) {
-  function = reinterpret_cast<F>(dlsym(library, name));
-  GD_CHECK(function != nullptr, std::string("cuSOLVER: the library has no ") + name);
-}
-
 // `prefix` is "cusolverDnS" or "cusolverDnD".
 template <class T>
 void resolve_routines(void* library, const std::string& prefix, Routines<T>& r) {
-  resolve(library, (prefix + "getrf_bufferSize").c_str(), r.getrf_buffer_size);
-  resolve(library, (prefix + "getrf").c_str(), r.getrf);
-  resolve(library, (prefix + "getrs").c_str(), r.getrs);
-  resolve(library, (prefix + "potrf_bufferSize").c_str(), r.potrf_buffer_size);
-  resolve(library, (prefix + "potrf").c_str(), r.potrf);
-  resolve(library, (prefix + "syevd_bufferSize").c_str(), r.syevd_buffer_size);
-  resolve(library, (prefix + "syevd").c_str(), r.syevd);
-  resolve(library, (prefix + "geqrf_bufferSize").c_str(), r.geqrf_buffer_size);
-  resolve(library, (prefix + "geqrf").c_str(), r.geqrf);
-  resolve(library, (prefix + "orgqr_bufferSize").c_str(), r.orgqr_buffer_size);
-  resolve(library, (prefix + "orgqr").c_str(), r.orgqr);
-  resolve(library, (prefix + "gesvd_bufferSize").c_str(), r.gesvd_buffer_size);
-  resolve(library, (prefix + "gesvd").c_str(), r.gesvd);
+  resolve(library, (prefix + "getrf_bufferSize").c_str(), r.getrf_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "getrf").c_str(), r.getrf, "cuSOLVER");
+  resolve(library, (prefix + "getrs").c_str(), r.getrs, "cuSOLVER");
+  resolve(library, (prefix + "potrf_bufferSize").c_str(), r.potrf_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "potrf").c_str(), r.potrf, "cuSOLVER");
+  resolve(library, (prefix + "syevd_bufferSize").c_str(), r.syevd_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "syevd").c_str(), r.syevd, "cuSOLVER");
+  resolve(library, (prefix + "geqrf_bufferSize").c_str(), r.geqrf_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "geqrf").c_str(), r.geqrf, "cuSOLVER");
+  resolve(library, (prefix + "orgqr_bufferSize").c_str(), r.orgqr_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "orgqr").c_str(), r.orgqr, "cuSOLVER");
+  resolve(library, (prefix + "gesvd_bufferSize").c_str(), r.gesvd_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "gesvd").c_str(), r.gesvd, "cuSOLVER");
 }
 
 const CusolverApi& cusolver() {
   static const CusolverApi api = [] {
-    void* library = dlopen("libcusolver.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) library = dlopen("libcusolver.so", RTLD_NOW | RTLD_LOCAL);
-    GD_CHECK(library != nullptr, std::string("cuSOLVER could not be loaded (libcusolver.so.12): ") + dlerror());
+    std::string error;
+    void* library = open_library("libcusolver.so.12", "libcusolver.so", &error);
+    GD_CHECK(library != nullptr, "cuSOLVER could not be loaded (libcusolver.so.12): " + error);
     CusolverApi a{};
-    resolve(library, "cusolverDnCreate", a.create);
-    resolve(library, "cusolverDnSetStream", a.set_stream);
+    resolve(library, "cusolverDnCreate", a.create, "cuSOLVER");
+    resolve(library, "cusolverDnSetStream", a.set_stream, "cuSOLVER");
     resolve_routines(library, "cusolverDnS", a.single);
     resolve_routines(library, "cusolverDnD", a.double_);
     return a;  // the library stays loaded for the life of the process

@@ -16,6 +16,7 @@
 
 #include "engine/cuda.h"
 #include "gradiens.h"
+#include "tests/cuda/cuda_checks.h"
 
 namespace gd = gradiens;
 using gd::Tensor;
@@ -24,6 +25,7 @@ namespace {
 
 const gd::Device kGpu("cuda:0");
 const gd::Device kCpu(gd::kCPU);
+using gd::testing::largest_magnitude;
 
 // Relative tolerances of the convolutions, applied to each element and, as an
 // absolute floor, to the largest magnitude of the tensor (a long sum that
@@ -35,37 +37,10 @@ constexpr double kFloat64Tolerance = 1e-12;
 
 double tolerance_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? kFloat64Tolerance : kFloat32Tolerance; }
 
-double largest_magnitude(const Tensor& t) {
-  return t.numel() == 0 ? 0.0 : t.detach().abs().max().to(gd::kFloat64).cpu().item<double>();
-}
 
-// Every element within atol + rtol |cpu| (NaNs in the same places); rtol = atol
-// = 0 asks for equal values.
+// Every element within atol + rtol |cpu| (NaNs in the same places).
 void check_close(const Tensor& cpu, const Tensor& gpu, const std::string& what, double rtol, double atol) {
-  INFO(what);
-  REQUIRE(gpu.defined());
-  REQUIRE(gpu.device().is_cuda());
-  REQUIRE(cpu.sizes() == gpu.sizes());
-  REQUIRE(cpu.dtype() == gpu.dtype());
-  Tensor a = cpu.detach().to(gd::kFloat64).contiguous(), b = gpu.detach().cpu().to(gd::kFloat64).contiguous();
-  const double* pa = a.data_ptr<double>();
-  const double* pb = b.data_ptr<double>();
-  double worst = 0;
-  int64_t worst_at = -1;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    if (std::isnan(pa[i]) || std::isnan(pb[i])) {
-      CHECK_MESSAGE(std::isnan(pa[i]) == std::isnan(pb[i]), fmt::format("NaN mismatch at {}", i));
-      continue;
-    }
-    if (pa[i] == pb[i]) continue;
-    const double excess = std::abs(pa[i] - pb[i]) - (atol + rtol * std::abs(pa[i]));
-    if (excess > worst || (excess > 0 && worst_at < 0)) {
-      worst = excess;
-      worst_at = i;
-    }
-  }
-  CHECK_MESSAGE(worst_at < 0, fmt::format("element {}: cpu {} gpu {}", worst_at, worst_at < 0 ? 0 : pa[worst_at],
-                                          worst_at < 0 ? 0 : pb[worst_at]));
+  gd::testing::check_matches(cpu, gpu, what, rtol, atol);
 }
 
 void check_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {

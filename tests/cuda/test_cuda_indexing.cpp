@@ -17,6 +17,7 @@
 
 #include "engine/cuda.h"
 #include "gradiens.h"
+#include "tests/cuda/cuda_checks.h"
 
 namespace gd = gradiens;
 using gd::Tensor;
@@ -32,39 +33,11 @@ Tensor i64(std::vector<int64_t> values, std::vector<int64_t> shape = {}) {
   return shape.empty() ? t : t.reshape(shape);
 }
 
-// Values of the same dtype and shape within atol + rtol |cpu| (exact when both
-// are 0), NaN in the same places.
+// Values within atol + rtol |cpu| (equal ones by default), NaN in the same places.
 void check_close(const Tensor& cpu, const Tensor& gpu, const std::string& what, double rtol = 0, double atol = 0) {
-  INFO(what);
-  REQUIRE(gpu.defined());
-  CHECK(gpu.device().is_cuda());
-  REQUIRE(cpu.sizes() == gpu.sizes());
-  REQUIRE(cpu.dtype() == gpu.dtype());
-  Tensor a = cpu.to(gd::kFloat64).contiguous(), b = gpu.cpu().to(gd::kFloat64).contiguous();
-  const double* pa = a.data_ptr<double>();
-  const double* pb = b.data_ptr<double>();
-  int64_t bad = -1;
-  for (int64_t i = 0; i < a.numel() && bad < 0; ++i) {
-    if (std::isnan(pa[i]) || std::isnan(pb[i])) {
-      if (std::isnan(pa[i]) != std::isnan(pb[i])) bad = i;
-      continue;
-    }
-    if (pa[i] == pb[i]) continue;
-    if (std::abs(pa[i] - pb[i]) > atol + rtol * std::abs(pa[i])) bad = i;
-  }
-  CHECK_MESSAGE(bad < 0, fmt::format("element {}: cpu {} gpu {}", bad, bad < 0 ? 0 : pa[bad], bad < 0 ? 0 : pb[bad]));
+  gd::testing::check_matches(cpu, gpu, what, rtol, atol);
 }
-
-// The same bits: the deterministic paths and every pure data movement.
-void check_same_bits(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
-  INFO(what);
-  REQUIRE(gpu.defined());
-  REQUIRE(cpu.sizes() == gpu.sizes());
-  REQUIRE(cpu.dtype() == gpu.dtype());
-  Tensor a = cpu.contiguous(), b = gpu.cpu().contiguous();
-  const size_t bytes = static_cast<size_t>(a.numel()) * a.element_size();
-  CHECK_MESSAGE(std::memcmp(a.data_ptr(), b.data_ptr(), bytes) == 0, "the bits differ");
-}
+using gd::testing::check_same_bits;
 
 double rtol_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? 1e-12 : 1e-5; }
 

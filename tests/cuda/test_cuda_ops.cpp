@@ -14,6 +14,7 @@
 
 #include "engine/cuda.h"
 #include "gradiens.h"
+#include "tests/cuda/cuda_checks.h"
 
 namespace gd = gradiens;
 using gd::Tensor;
@@ -21,38 +22,12 @@ using gd::Tensor;
 namespace {
 
 const gd::Device kGpu("cuda:0");
+using gd::testing::check_matches;
 
 double rtol_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? 4e-15 : 1e-6; }
 double atol_of(gd::ScalarType dt) { return dt == gd::kFloat64 ? 1e-15 : 1e-6; }
 
-// The largest violation of |gpu - cpu| <= atol + rtol |cpu| (0 when within),
-// with NaNs required in the same places.
-void check_matches(const Tensor& cpu, const Tensor& gpu, const std::string& what, double rtol, double atol) {
-  INFO(what);
-  REQUIRE(gpu.device().is_cuda());
-  REQUIRE(cpu.sizes() == gpu.sizes());
-  REQUIRE(cpu.dtype() == gpu.dtype());
-  Tensor a = cpu.to(gd::kFloat64).contiguous(), b = gpu.cpu().to(gd::kFloat64).contiguous();
-  const double* pa = a.data_ptr<double>();
-  const double* pb = b.data_ptr<double>();
-  double worst = 0;
-  int64_t worst_at = -1;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    if (std::isnan(pa[i]) || std::isnan(pb[i])) {
-      CHECK_MESSAGE(std::isnan(pa[i]) == std::isnan(pb[i]), fmt::format("NaN mismatch at {}", i));
-      continue;
-    }
-    if (pa[i] == pb[i]) continue;  // equal infinities too
-    double excess = std::abs(pa[i] - pb[i]) - (atol + rtol * std::abs(pa[i]));
-    if (excess > worst) {
-      worst = excess;
-      worst_at = i;
-    }
-  }
-  CHECK_MESSAGE(worst_at < 0, fmt::format("element {}: cpu {} gpu {}", worst_at, worst_at < 0 ? 0 : pa[worst_at],
-                                          worst_at < 0 ? 0 : pb[worst_at]));
-}
-
+// check_matches at the tolerances of the elementwise kernels.
 void check_matches(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
   check_matches(cpu, gpu, what, rtol_of(cpu.dtype()), atol_of(cpu.dtype()));
 }
