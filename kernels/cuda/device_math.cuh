@@ -146,6 +146,26 @@ inline float add_rounded(float a, float b) { return a + b; }
 inline double add_rounded(double a, double b) { return a + b; }
 #endif
 
+// Short names for kernels that transcribe a CPU formula step by step (the
+// fused jet and RNN kernels): each product and sum rounded as on the CPU, and
+// mul_add as Highway's MulAdd(a, b, c) = a * b + c with one rounding.
+namespace rounded {
+template <class T>
+__device__ inline T mul(T a, T b) {
+  return multiply_rounded(a, b);
+}
+template <class T>
+__device__ inline T add(T a, T b) {
+  return add_rounded(a, b);
+}
+template <class T>
+__device__ inline T sub(T a, T b) {
+  return add_rounded(a, -b);
+}
+__device__ inline float mul_add(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ inline double mul_add(double a, double b, double c) { return fma(a, b, c); }
+}  // namespace rounded
+
 // ---- math functions by overload ---------------------------------------------------
 // CUDA's float and double functions (never the __expf-style intrinsics), under
 // one name per function so a template over T picks the right precision.

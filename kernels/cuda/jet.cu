@@ -59,23 +59,8 @@ DeviceJetPlan make_plan(const JetLayout& layout, const char* op) {
   return plan;
 }
 
-// ---- arithmetic as the CPU rounds it ----------------------------------------------
-
-template <class T>
-__device__ inline T mul(T a, T b) {
-  return multiply_rounded(a, b);
-}
-template <class T>
-__device__ inline T add(T a, T b) {
-  return add_rounded(a, b);
-}
-template <class T>
-__device__ inline T sub(T a, T b) {
-  return add_rounded(a, -b);
-}
-// Highway's MulAdd(a, b, c) = a * b + c, one rounding.
-__device__ inline float mul_add(float a, float b, float c) { return fmaf(a, b, c); }
-__device__ inline double mul_add(double a, double b, double c) { return fma(a, b, c); }
+// Arithmetic as the CPU rounds it.
+using namespace rounded;
 
 // s[k] = the k-th derivative of the activation at z, k = 0 .. highest (<= 5);
 // activation_derivatives of kernels/cpu/taylor.cpp, operation for operation.

@@ -12,20 +12,8 @@
 namespace gradiens::kernels::cuda {
 namespace {
 
-template <class T>
-__device__ inline T mul(T a, T b) {
-  return multiply_rounded(a, b);
-}
-template <class T>
-__device__ inline T add(T a, T b) {
-  return add_rounded(a, b);
-}
-template <class T>
-__device__ inline T sub(T a, T b) {
-  return add_rounded(a, -b);
-}
-__device__ inline float mul_add(float a, float b, float c) { return fmaf(a, b, c); }
-__device__ inline double mul_add(double a, double b, double c) { return fma(a, b, c); }
+// Arithmetic as the CPU rounds it.
+using namespace rounded;
 
 // Note [Stable sigmoid] (kernels/cpu/vector_math.cpp).
 template <class T>
