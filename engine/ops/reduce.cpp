@@ -86,7 +86,7 @@ struct Sum {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(out_dtype).device(x.device()));
     auto layout = reduction_layout(x, dims);
     kernels::reduce(kernels::Reduce::Sum, x.dtype(), x.data_ptr(), layout, out_dtype, out.data_ptr(),
-                    cuda_seam::device_of(out));
+                    cuda_seam::device_of(out), "sum");
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {

@@ -2,6 +2,8 @@
 #include "kernels/cpu/reduce_ops.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -29,12 +31,138 @@ Acc sum_contiguous(const T* p, int64_t n) {
 template <class T>
 using SumAcc = std::conditional_t<is_floating_type_v<T>, double, int64_t>;
 
+// Integer products wrap modulo 2^64 as in PyTorch (unsigned, so no overflow UB).
+template <class T>
+using ProdAcc = std::conditional_t<is_floating_type_v<T>, double, uint64_t>;
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (is_floating_type_v<T>) return v != v;
+  else return false;
+}
+
+// Whether v replaces best as the running extremum: a NaN wins and then stays.
+template <bool IsMax, class T>
+bool beats(T v, T best) {
+  if (is_nan(best)) return false;
+  if (is_nan(v)) return true;
+  if constexpr (IsMax) return v > best;
+  else return v < best;
+}
+
+template <bool IsMax>
+void extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout& layout, void* out,
+                     std::string_view name) {
+  dispatch_all(dtype, name, [&]<class T>() {
+    T* o = static_cast<T*>(out);
+    for_each_output(layout, static_cast<const T*>(in), [&](int64_t index, const T* base) {
+      T best = *base;
+      for_each_reduced(layout, base, [&](T v, int64_t) {
+        if (beats<IsMax>(v, best)) best = v;
+      });
+      o[index] = best;
+    });
+  });
+}
+
+template <bool IsMax>
+void arg_extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* o, bool allow_bool,
+                         std::string_view name) {
+  auto kernel = [&]<class T>() {
+    for_each_output(layout, static_cast<const T*>(in), [&](int64_t index, const T* base) {
+      T best = *base;
+      int64_t best_index = 0;
+      for_each_reduced(layout, base, [&](T v, int64_t i) {
+        if (beats<IsMax>(v, best)) {
+          best = v;
+          best_index = i;
+        }
+      });
+      o[index] = best_index;
+    });
+  };
+  if (allow_bool) dispatch_all(dtype, name, kernel);
+  else dispatch_numeric_and_reduced(dtype, name, kernel);
+}
+
+// The kind of vector norm each p names.
+enum class NormKind { Zero, One, Two, Inf, NegInf, General };
+NormKind norm_kind(double p) {
+  if (p == 0) return NormKind::Zero;
+  if (p == 1) return NormKind::One;
+  if (p == 2) return NormKind::Two;
+  if (p == std::numeric_limits<double>::infinity()) return NormKind::Inf;
+  if (p == -std::numeric_limits<double>::infinity()) return NormKind::NegInf;
+  return NormKind::General;
+}
+
 }  // namespace
 
+void vector_norm(double p, ScalarType dtype, const void* in, const ReductionLayout& layout, void* out,
+                 std::string_view name) {
+  const NormKind kind = norm_kind(p);
+  dispatch_floating_and_reduced(dtype, name, [&]<class T>() {
+    T* o = static_cast<T*>(out);
+    const T* x = static_cast<const T*>(in);
+    if (kind == NormKind::Two && layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1) {
+      // The common case (gradient norms): one contiguous run per output.
+      const int64_t n = layout.reduced_sizes[0];
+      for_each_output(layout, x, [&](int64_t index, const T* base) {
+        o[index] = static_cast<T>(std::sqrt(sum_of_squares(base, n)));
+      });
+      return;
+    }
+    for_each_output(layout, x, [&](int64_t index, const T* base) {
+      double acc = kind == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
+      bool any = false, nan = false;
+      for_each_reduced(layout, base, [&](T v, int64_t) {
+        double a = std::abs(static_cast<double>(v));
+        any = true;
+        switch (kind) {
+          case NormKind::Zero: acc += v != 0; break;
+          case NormKind::One: acc += a; break;
+          case NormKind::Two: acc += a * a; break;
+          case NormKind::Inf: nan |= a != a; acc = std::max(acc, a); break;
+          case NormKind::NegInf: nan |= a != a; acc = std::min(acc, a); break;
+          case NormKind::General: acc += std::pow(a, p); break;
+        }
+      });
+      if (kind == NormKind::Two) acc = std::sqrt(acc);
+      else if (kind == NormKind::General) acc = std::pow(acc, 1.0 / p);
+      else if (nan) acc = std::numeric_limits<double>::quiet_NaN();
+      else if (kind == NormKind::NegInf && !any) acc = 0;
+      o[index] = static_cast<T>(acc);
+    });
+  });
+}
+
+void arg_extremum(bool is_max, ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* out,
+                  bool allow_bool, std::string_view name) {
+  if (is_max) arg_extremum_kernel<true>(dtype, in, layout, out, allow_bool, name);
+  else arg_extremum_kernel<false>(dtype, in, layout, out, allow_bool, name);
+}
+
+void prod(ScalarType dtype, const void* in, const ReductionLayout& layout, void* out, std::string_view name) {
+  dispatch_numeric_and_reduced(dtype, name, [&]<class T>() {
+    T* o = static_cast<T*>(out);
+    for_each_output(layout, static_cast<const T*>(in), [&](int64_t index, const T* base) {
+      ProdAcc<T> acc = 1;
+      for_each_reduced(layout, base, [&](T v, int64_t) { acc *= static_cast<ProdAcc<T>>(v); });
+      o[index] = static_cast<T>(acc);
+    });
+  });
+}
+
+void extremum(bool is_max, ScalarType dtype, const void* in, const ReductionLayout& layout, void* out,
+              std::string_view name) {
+  if (is_max) extremum_kernel<true>(dtype, in, layout, out, name);
+  else extremum_kernel<false>(dtype, in, layout, out, name);
+}
+
 void sum(ScalarType in_dtype, const void* in_data, const ReductionLayout& layout, ScalarType out_dtype,
-         void* out_data) {
-  dispatch_all(in_dtype, "sum", [&]<class T>() {
-    dispatch_numeric_and_reduced(out_dtype, "sum", [&]<class O>() {
+         void* out_data, std::string_view name) {
+  dispatch_all(in_dtype, name, [&]<class T>() {
+    dispatch_numeric_and_reduced(out_dtype, name, [&]<class O>() {
       O* o = static_cast<O*>(out_data);
       const T* in = static_cast<const T*>(in_data);
       // Innermost reduced elements adjacent: sum each run in four lanes (over
