@@ -20,11 +20,13 @@ struct DeviceRef {
   bool is_cuda() const { return kind == DeviceKind::CUDA; }
 };
 
-// One operand over an iteration shape shared by the call: its first element and
-// its stride in elements per dimension of the shape (0 on a broadcast one).
-// The strides are borrowed: they must outlive the call.
+// One operand of a call over an iteration shape: its first element, and its own
+// sizes and strides (elements), broadcast to the call's shape as PyTorch does
+// (aligned to the right; a missing or size-1 dim repeats). Borrowed: the sizes
+// and strides must outlive the call.
 struct StridedRef {
   void* data = nullptr;
+  IntArrayRef sizes;
   IntArrayRef strides;
 };
 

@@ -29,15 +29,35 @@ cuda::Shape cuda_shape(IntArrayRef sizes) {
   return shape;
 }
 
-cuda::Strided cuda_strided(const StridedRef& ref) {
+// The operand's strides over `shape`: 0 on the dims it is broadcast along
+// (missing on its left, or of size 1).
+void broadcast_strides(const StridedRef& ref, IntArrayRef shape, int64_t* strides) {
+  const size_t offset = shape.size() - ref.sizes.size();
+  for (size_t d = 0; d < offset; ++d) strides[d] = 0;
+  for (size_t d = 0; d < ref.sizes.size(); ++d) strides[offset + d] = ref.sizes[d] == 1 ? 0 : ref.strides[d];
+}
+
+cuda::Strided cuda_strided(const StridedRef& ref, IntArrayRef shape) {
   cuda::Strided s;
   s.data = ref.data;
-  for (size_t d = 0; d < ref.strides.size() && d < static_cast<size_t>(cuda::kMaxDims); ++d) s.strides[d] = ref.strides[d];
+  if (shape.size() <= static_cast<size_t>(cuda::kMaxDims)) broadcast_strides(ref, shape, s.strides);
   return s;
 }
 
-cpu::Operand operand(const StridedRef& ref, ScalarType dtype) {
+// An input of the CPU iterator: its broadcast strides live in `strides`.
+cpu::Operand operand(const StridedRef& ref, ScalarType dtype, IntArrayRef shape, DimVector& strides) {
+  strides.resize(shape.size());
+  broadcast_strides(ref, shape, strides.data());
+  return {ref.data, static_cast<int64_t>(element_size(dtype)), strides};
+}
+// The output of the CPU iterator, which has the iteration shape itself.
+cpu::Operand output_operand(const StridedRef& ref, ScalarType dtype) {
   return {ref.data, static_cast<int64_t>(element_size(dtype)), ref.strides};
+}
+
+// A row-major operand of the iteration shape itself (no broadcasting).
+bool dense_of_shape(const StridedRef& ref, IntArrayRef shape) {
+  return ref.sizes == shape && is_row_major(shape, ref.strides);
 }
 
 // The flat vectorized kernel computes op when it is a plain +, - or * (alpha 1).
@@ -66,13 +86,13 @@ void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef
             IntArrayRef shape, const Number& alpha, const DeviceRef& device, std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary(op, dtype, cuda_strided(out), cuda_strided(a), cuda_strided(b), cuda_shape(shape), alpha.to_double(),
-                 device.stream);
+    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape), cuda_shape(shape),
+                 alpha.to_double(), device.stream);
     return;
   }
   Arith kind{};
-  if ((dtype == kFloat32 || dtype == kFloat64) && vector_arith(op, alpha, kind) && is_row_major(shape, out.strides) &&
-      is_row_major(shape, a.strides) && is_row_major(shape, b.strides)) {
+  if ((dtype == kFloat32 || dtype == kFloat64) && vector_arith(op, alpha, kind) && dense_of_shape(out, shape) &&
+      dense_of_shape(a, shape) && dense_of_shape(b, shape)) {
     dispatch_floating(dtype, name, [&]<class T>() {
       const T *ap = static_cast<const T*>(a.data), *bp = static_cast<const T*>(b.data);
       T* o = static_cast<T*>(out.data);
@@ -82,7 +102,9 @@ void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef
     });
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, dtype), operand(a, dtype), operand(b, dtype)});
+  DimVector a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides),
+                                        operand(b, dtype, shape, b_strides)});
   cpu::binary(op, dtype, iter, alpha, name);
 }
 
@@ -91,31 +113,42 @@ void binary_scalar(Binary op, ScalarType dtype, const StridedRef& out, const Str
                    std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary_scalar(op, dtype, cuda_strided(out), cuda_strided(a), cuda_shape(shape), scalar.to_double(),
-                        scalar_first, alpha.to_double(), device.stream);
+    cuda::binary_scalar(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_shape(shape),
+                        scalar.to_double(), scalar_first, alpha.to_double(), device.stream);
     return;
   }
-  if (numel_of(shape) == 1) {  // the per-op overhead path
+  if (numel_of(shape) == 1) {
     cpu::binary_scalar_one(op, dtype, out.data, a.data, scalar, scalar_first, alpha, name);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, dtype), operand(a, dtype)});
+  DimVector a_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
   cpu::binary_scalar(op, dtype, iter, scalar, scalar_first, alpha, name);
+}
+
+void binary_scalar_one_element(Binary op, ScalarType dtype, void* out, const void* a, int64_t ndim,
+                               const Number& scalar, bool scalar_first, const Number& alpha, const DeviceRef& device,
+                               std::string_view name) {
+  // Every size 1, so every stride over the shape 0 (as broadcasting gives it).
+  const DimVector ones(static_cast<size_t>(ndim), 1), zeros(static_cast<size_t>(ndim), 0);
+  binary_scalar(op, dtype, {out, ones, zeros}, {const_cast<void*>(a), ones, zeros}, ones, scalar, scalar_first, alpha,
+                device, name);
 }
 
 void square(ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArrayRef shape, const DeviceRef& device,
             std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary(Binary::Mul, dtype, cuda_strided(out), cuda_strided(a), cuda_strided(a), cuda_shape(shape), 1,
-                 device.stream);
+    cuda::binary(Binary::Mul, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(a, shape),
+                 cuda_shape(shape), 1, device.stream);
     return;
   }
   if (numel_of(shape) == 1) {
     cpu::square_one(dtype, out.data, a.data, name);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, dtype), operand(a, dtype)});
+  DimVector a_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
   cpu::square(dtype, iter, name);
 }
 
@@ -124,11 +157,12 @@ void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const S
   if (device.is_cuda()) {
     GD_CHECK(op == UnaryMath::Neg, std::string(name) + ": integer tensors on CUDA are not supported yet");
     if (numel_of(shape) == 0) return;
-    cuda::binary_scalar(Binary::Sub, dtype, cuda_strided(out), cuda_strided(in), cuda_shape(shape), 0,
+    cuda::binary_scalar(Binary::Sub, dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda_shape(shape), 0,
                         /*scalar_first=*/true, 1, device.stream);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, dtype), operand(in, dtype)});
+  DimVector in_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
   cpu::integer_math(op, dtype, iter, name);
 }
 
@@ -136,10 +170,13 @@ void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedR
              IntArrayRef shape, const DeviceRef& device, std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::compare(op, dtype, cuda_strided(out), cuda_strided(a), cuda_strided(b), cuda_shape(shape), device.stream);
+    cuda::compare(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape),
+                  cuda_shape(shape), device.stream);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, kBool), operand(a, dtype), operand(b, dtype)});
+  DimVector a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(a, dtype, shape, a_strides),
+                                        operand(b, dtype, shape, b_strides)});
   cpu::compare(op, dtype, iter, name);
 }
 
@@ -147,12 +184,13 @@ void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, cons
            IntArrayRef shape, const DeviceRef& device) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::where(dtype, cuda_strided(out), cuda_strided(cond), cuda_strided(a), cuda_strided(b), cuda_shape(shape),
-                device.stream);
+    cuda::where(dtype, cuda_strided(out, shape), cuda_strided(cond, shape), cuda_strided(a, shape),
+                cuda_strided(b, shape), cuda_shape(shape), device.stream);
     return;
   }
-  cpu::ElementwiseIterator iter(shape,
-                                {operand(out, dtype), operand(cond, kBool), operand(a, dtype), operand(b, dtype)});
+  DimVector cond_strides, a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(cond, kBool, shape, cond_strides),
+                                        operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)});
   cpu::where(dtype, iter);
 }
 
@@ -160,14 +198,15 @@ void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, con
           const DeviceRef& device) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::copy(dst_dtype, cuda_strided(dst), src_dtype, cuda_strided(src), cuda_shape(shape), device.stream);
+    cuda::copy(dst_dtype, cuda_strided(dst, shape), src_dtype, cuda_strided(src, shape), cuda_shape(shape),
+               device.stream);
     return;
   }
   // float32 <-> float16/bfloat16 between row-major buffers: the vectorized
   // conversions (the iterator would convert one element at a time).
   const bool narrowing = src_dtype == kFloat32 && is_reduced_floating_point(dst_dtype);
   const bool widening = dst_dtype == kFloat32 && is_reduced_floating_point(src_dtype);
-  if ((narrowing || widening) && is_row_major(shape, dst.strides) && is_row_major(shape, src.strides)) {
+  if ((narrowing || widening) && dense_of_shape(dst, shape) && dense_of_shape(src, shape)) {
     dispatch_floating_and_reduced(narrowing ? dst_dtype : src_dtype, "copy_", [&]<class T>() {
       if constexpr (is_reduced_floating_point_v<T>) {
         cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
@@ -178,7 +217,8 @@ void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, con
     });
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(dst, dst_dtype), operand(src, src_dtype)});
+  DimVector src_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(dst, dst_dtype), operand(src, src_dtype, shape, src_strides)});
   cpu::cast(dst_dtype, src_dtype, iter);
 }
 
@@ -190,7 +230,7 @@ void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Numb
     cuda::fill(dtype, out.data, n, value.to_double(), device.stream);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {operand(out, dtype)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)});
   cpu::fill(dtype, iter, value);
 }
 

@@ -6,6 +6,7 @@
 
 #include <string_view>
 
+#include "kernels/cpu/binary_function.h"
 #include "kernels/device_ref.h"
 #include "kernels/math_ops.h"
 #include "kernels/scalar_type.h"
@@ -20,6 +21,19 @@ void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef
 void binary_scalar(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArrayRef shape,
                    const Number& scalar, bool scalar_first, const Number& alpha, const DeviceRef& device,
                    std::string_view name);
+// binary_scalar over one element of an op known at compile time: `ndim` is the
+// rank of out and a (all sizes 1). On the CPU it is computed inline: the
+// per-op overhead path of scalar bookkeeping.
+void binary_scalar_one_element(Binary op, ScalarType dtype, void* out, const void* a, int64_t ndim,
+                               const Number& scalar, bool scalar_first, const Number& alpha, const DeviceRef& device,
+                               std::string_view name);
+template <Binary Op>
+void binary_scalar_one(ScalarType dtype, void* out, const void* a, int64_t ndim, const Number& scalar,
+                       bool scalar_first, const Number& alpha, const DeviceRef& device, std::string_view name) {
+  if (!device.is_cuda()) return cpu::binary_scalar_one<Op>(dtype, out, a, scalar, scalar_first, alpha, name);
+  binary_scalar_one_element(Op, dtype, out, a, ndim, scalar, scalar_first, alpha, device, name);
+}
+
 // out = a * a.
 void square(ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArrayRef shape, const DeviceRef& device,
             std::string_view name);

@@ -10,6 +10,7 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/elementwise.h"
 
 namespace gradiens {
 
@@ -53,10 +54,18 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
   Tensor ac = a.dtype() == dt ? a : a.to(dt);
   Tensor out = inplace_out.defined() ? inplace_out : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()));
   if constexpr (requires { F::squares; }) {
-    cuda_seam::square_op(out, ac, op);
+    kernels::square(dt, cuda_seam::buffer_of(out), cuda_seam::buffer_of(ac), out.sizes(), cuda_seam::device_of(out), op);
   } else {
     constexpr bool scalar_first = requires { F::reversed; };
-    cuda_seam::binary_scalar_op(F::kind, out, ac, s, scalar_first, alpha_of(f), op);
+    if (out.numel() == 1) {  // the per-op overhead path
+      kernels::binary_scalar_one<F::kind>(dt, out.data_ptr(), ac.data_ptr(), out.dim(), cuda_seam::number_of(s),
+                                          scalar_first, cuda_seam::number_of(alpha_of(f)), cuda_seam::device_of(out),
+                                          op);
+      return out;
+    }
+    kernels::binary_scalar(F::kind, dt, cuda_seam::buffer_of(out), cuda_seam::buffer_of(ac), out.sizes(),
+                           cuda_seam::number_of(s), scalar_first, cuda_seam::number_of(alpha_of(f)),
+                           cuda_seam::device_of(out), op);
   }
   return out;
 }

@@ -11,45 +11,19 @@ namespace gradiens::cuda_seam {
 
 namespace kc = kernels::cuda;
 
-kernels::DeviceRef device_of(const Tensor& t) {
-  const Device device = t.device();
-  if (!device.is_cuda()) return {};
-  return {kernels::DeviceKind::CUDA, device.index(), kc::current_stream(device.index())};
-}
-
-kernels::Number number_of(const Scalar& value) {
-  if (value.is_floating_point()) return kernels::Number::of_real(value.to_double());
-  return kernels::Number::of_integer(value.to_long());
-}
-
-kernels::StridedRef strided_ref(const Tensor& t, IntArrayRef shape, DimVector& strides) {
-  strides = broadcast_strides(t, shape);
-  return {t.data_ptr(), strides};
-}
 
 void binary_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
                std::string_view name) {
   if (b.device() != out.device()) return binary_scalar_op(op, out, a, b.item(), false, alpha, name);
   if (a.device() != out.device()) return binary_scalar_op(op, out, b, a.item(), true, alpha, name);
-  IntArrayRef shape = out.sizes();
-  DimVector a_strides, b_strides;
-  kernels::binary(op, out.dtype(), {out.data_ptr(), out.strides()}, strided_ref(a, shape, a_strides),
-                  strided_ref(b, shape, b_strides), shape, number_of(alpha), device_of(out), name);
+  kernels::binary(op, out.dtype(), buffer_of(out), buffer_of(a), buffer_of(b), out.sizes(), number_of(alpha),
+                  device_of(out), name);
 }
 
 void binary_scalar_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Scalar& s, bool scalar_first,
                       const Scalar& alpha, std::string_view name) {
-  IntArrayRef shape = out.sizes();
-  DimVector a_strides;
-  kernels::binary_scalar(op, out.dtype(), {out.data_ptr(), out.strides()}, strided_ref(a, shape, a_strides), shape,
-                         number_of(s), scalar_first, number_of(alpha), device_of(out), name);
-}
-
-void square_op(const Tensor& out, const Tensor& a, std::string_view name) {
-  IntArrayRef shape = out.sizes();
-  DimVector a_strides;
-  kernels::square(out.dtype(), {out.data_ptr(), out.strides()}, strided_ref(a, shape, a_strides), shape,
-                  device_of(out), name);
+  kernels::binary_scalar(op, out.dtype(), buffer_of(out), buffer_of(a), out.sizes(), number_of(s), scalar_first,
+                         number_of(alpha), device_of(out), name);
 }
 
 // t on out's device: itself, or (a 0-dim CPU scalar) a one-element copy made there.
@@ -59,27 +33,19 @@ static Tensor on_device_of(const Tensor& t, const Tensor& out) {
 
 void compare_op(kernels::Compare op, const Tensor& out, const Tensor& a_in, const Tensor& b_in, std::string_view name) {
   if (out.numel() == 0 && out.device().is_cuda()) return;  // no scalar copied for nothing
-  IntArrayRef shape = out.sizes();
   Tensor a = on_device_of(a_in, out), b = on_device_of(b_in, out);
-  DimVector a_strides, b_strides;
-  kernels::compare(op, a.dtype(), {out.data_ptr(), out.strides()}, strided_ref(a, shape, a_strides),
-                   strided_ref(b, shape, b_strides), shape, device_of(out), name);
+  kernels::compare(op, a.dtype(), buffer_of(out), buffer_of(a), buffer_of(b), out.sizes(), device_of(out), name);
 }
 
 void where_op(const Tensor& out, const Tensor& condition_in, const Tensor& a_in, const Tensor& b_in) {
   if (out.numel() == 0 && out.device().is_cuda()) return;  // no scalar copied for nothing
-  IntArrayRef shape = out.sizes();
   Tensor condition = on_device_of(condition_in, out), a = on_device_of(a_in, out), b = on_device_of(b_in, out);
-  DimVector c_strides, a_strides, b_strides;
-  kernels::where(out.dtype(), {out.data_ptr(), out.strides()}, strided_ref(condition, shape, c_strides),
-                 strided_ref(a, shape, a_strides), strided_ref(b, shape, b_strides), shape, device_of(out));
+  kernels::where(out.dtype(), buffer_of(out), buffer_of(condition), buffer_of(a), buffer_of(b), out.sizes(),
+                 device_of(out));
 }
 
 void copy_op(const Tensor& dst, const Tensor& src) {
-  IntArrayRef shape = dst.sizes();
-  DimVector src_strides;
-  kernels::copy(dst.dtype(), {dst.data_ptr(), dst.strides()}, src.dtype(), strided_ref(src, shape, src_strides), shape,
-                device_of(dst));
+  kernels::copy(dst.dtype(), buffer_of(dst), src.dtype(), buffer_of(src), dst.sizes(), device_of(dst));
 }
 
 kc::Shape shape_of(IntArrayRef sizes) {
@@ -114,7 +80,7 @@ void fill(const Tensor& t, const Scalar& value) {
     if (t.numel() > 0) copy(t, scalar_on(t.device(), value, t.dtype()));
     return;
   }
-  kernels::fill(t.dtype(), {t.data_ptr(), t.strides()}, t.sizes(), number_of(value), device_of(t));
+  kernels::fill(t.dtype(), buffer_of(t), t.sizes(), number_of(value), device_of(t));
 }
 
 Tensor scalar_on(const Device& device, const Scalar& value, ScalarType dtype) {

@@ -12,12 +12,19 @@
 namespace gradiens::cuda_seam {
 
 // The device t lives on, with its current stream when that is a cuda device.
-kernels::DeviceRef device_of(const Tensor& t);
+inline kernels::DeviceRef device_of(const Tensor& t) {
+  const Device device = t.device();
+  if (!device.is_cuda()) return {};
+  return {kernels::DeviceKind::CUDA, device.index(), kernels::cuda::current_stream(device.index())};
+}
 // A Scalar passed by value to an entry point.
-kernels::Number number_of(const Scalar& value);
-// t's data and strides viewed as `shape` (0 on broadcast dims); the strides are
-// kept in `strides`, which must outlive the returned reference.
-kernels::StridedRef strided_ref(const Tensor& t, IntArrayRef shape, DimVector& strides);
+inline kernels::Number number_of(const Scalar& value) {
+  if (value.is_floating_point()) return kernels::Number::of_real(value.to_double());
+  return kernels::Number::of_integer(value.to_long());
+}
+// t as an operand of an entry point: its first element, sizes and strides
+// (borrowed from t).
+inline kernels::StridedRef buffer_of(const Tensor& t) { return {t.data_ptr(), t.sizes(), t.strides()}; }
 
 // The elementwise entry points of kernels/elementwise.h on tensors, on out's
 // device; an operand on another device than out is a 0-dim CPU tensor (a
@@ -28,8 +35,6 @@ void binary_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Ten
 // out = op(a, s), or op(s, a) when scalar_first; a of out's dtype and shape.
 void binary_scalar_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Scalar& s, bool scalar_first,
                       const Scalar& alpha, std::string_view name);
-// out = a * a.
-void square_op(const Tensor& out, const Tensor& a, std::string_view name);
 // out (bool) = a op b, a and b of one dtype, broadcast to out's shape.
 void compare_op(kernels::Compare op, const Tensor& out, const Tensor& a, const Tensor& b, std::string_view name);
 // out = condition ? a : b, broadcast to out's shape.

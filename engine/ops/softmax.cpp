@@ -13,6 +13,7 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/lines.h"
 #include "engine/ops/reduce_util.h"
+#include "kernels/reduce.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
 
@@ -71,7 +72,8 @@ Tensor cuda_softmax(const Tensor& x, int64_t d) {
   if (x.numel() == 0) return empty(x.sizes(), x.options());
   const DimVector dims{d};
   Tensor max = empty(reduced_shape(x.sizes(), dims, true), x.options());
-  cuda_seam::reduce(kernels::cuda::Reduce::Max, x, reduction_layout(x, dims), max);
+  kernels::reduce(kernels::Reduce::Max, x.dtype(), x.data_ptr(), reduction_layout(x, dims), max.dtype(), max.data_ptr(),
+                  cuda_seam::device_of(max), "softmax");
   Tensor shifted = x - max;
   if constexpr (Log) return shifted - log(exp(shifted).sum({d}, true));
   Tensor e = exp(shifted);

@@ -41,9 +41,8 @@ Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
 Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name) {
   if (x.is_floating_point()) return float_math(x, op, name);
   Tensor out = empty(x.sizes(), x.options());
-  DimVector in_strides;
-  kernels::integer_math(op, x.dtype(), {out.data_ptr(), out.strides()}, cuda_seam::strided_ref(x, out.sizes(), in_strides),
-                        out.sizes(), device_of(out), name);
+  kernels::integer_math(op, x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(), device_of(out),
+                        name);
   return out;
 }
 

@@ -2,47 +2,12 @@
 // a typed scalar function run by elementwise_kernel.
 #include "kernels/cpu/elementwise_ops.h"
 
+#include "kernels/cpu/binary_function.h"
+
 #include <cmath>
 #include <type_traits>
 
 namespace gradiens::kernels::cpu {
-
-namespace {
-
-// Calls run(f) with f the typed scalar function (A, A) -> A of op; Add and Sub
-// with alpha 1 compute x + y and x - y (x + 1 * y rounds the same).
-template <class A, class Run>
-void with_binary_function(Binary op, const Number& alpha, Run&& run) {
-  switch (op) {
-    case Binary::Add: {
-      const A al = alpha.to<A>();
-      if (al == A(1)) return run([](A x, A y) -> A { return x + y; });
-      return run([al](A x, A y) -> A { return x + al * y; });
-    }
-    case Binary::Sub: {
-      const A al = alpha.to<A>();
-      if (al == A(1)) return run([](A x, A y) -> A { return x - y; });
-      return run([al](A x, A y) -> A { return x - al * y; });
-    }
-    case Binary::Mul: return run([](A x, A y) -> A { return x * y; });
-    case Binary::Div: return run([](A x, A y) -> A { return x / y; });
-    case Binary::Pow: return run([](A x, A y) -> A { return static_cast<A>(std::pow(x, y)); });
-    case Binary::Maximum:
-      return run([](A x, A y) -> A { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); });
-    case Binary::Minimum:
-      return run([](A x, A y) -> A { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); });
-    case Binary::Atan2: return run([](A x, A y) -> A { return static_cast<A>(std::atan2(x, y)); });
-  }
-}
-
-// Bool arithmetic is logical, as in PyTorch: add and maximum are `or`, mul and
-// minimum `and`. False for the ops that have no bool form.
-bool logical_kind(Binary op, bool& is_or) {
-  is_or = op == Binary::Add || op == Binary::Maximum;
-  return is_or || op == Binary::Mul || op == Binary::Minimum;
-}
-
-}  // namespace
 
 void binary(Binary op, ScalarType dtype, const ElementwiseIterator& iter, const Number& alpha, std::string_view name) {
   bool is_or = false;
@@ -77,24 +42,6 @@ void binary_scalar(Binary op, ScalarType dtype, const ElementwiseIterator& iter,
     with_binary_function<A>(op, alpha, [&](auto kernel) {
       if (scalar_first) elementwise_kernel<T, T>(iter, [&](T x) -> T { return kernel(v, A(x)); });
       else elementwise_kernel<T, T>(iter, [&](T x) -> T { return kernel(A(x), v); });
-    });
-  });
-}
-
-void binary_scalar_one(Binary op, ScalarType dtype, void* out, const void* a, const Number& scalar, bool scalar_first,
-                       const Number& alpha, std::string_view name) {
-  bool is_or = false;
-  if (dtype == kBool && logical_kind(op, is_or)) {
-    const bool v = scalar.to<bool>(), x = *static_cast<const bool*>(a);
-    *static_cast<bool*>(out) = is_or ? (x || v) : (x && v);
-    return;
-  }
-  dispatch_numeric_and_reduced(dtype, name, [&]<class T>() {
-    using A = opmath_t<T>;
-    const A v = scalar.to<A>();
-    const A x = A(*static_cast<const T*>(a));
-    with_binary_function<A>(op, alpha, [&](auto kernel) {
-      *static_cast<T*>(out) = scalar_first ? kernel(v, x) : kernel(x, v);
     });
   });
 }

@@ -20,9 +20,7 @@ void binary(Binary op, ScalarType dtype, const ElementwiseIterator& iter, const 
 // (float32 for float16/bfloat16).
 void binary_scalar(Binary op, ScalarType dtype, const ElementwiseIterator& iter, const Number& scalar,
                    bool scalar_first, const Number& alpha, std::string_view name);
-// binary_scalar on one element, without an iterator (the per-op overhead path).
-void binary_scalar_one(Binary op, ScalarType dtype, void* out, const void* a, const Number& scalar, bool scalar_first,
-                       const Number& alpha, std::string_view name);
+// (binary_scalar on one element: binary_scalar_one, kernels/cpu/binary_function.h.)
 // out = a * a, computed as one multiply.
 void square(ScalarType dtype, const ElementwiseIterator& iter, std::string_view name);
 void square_one(ScalarType dtype, void* out, const void* a, std::string_view name);
