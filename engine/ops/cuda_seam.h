@@ -11,12 +11,13 @@
 
 namespace gradiens::cuda_seam {
 
-// The device t lives on, with its current stream when that is a cuda device.
-inline kernels::DeviceRef device_of(const Tensor& t) {
-  const Device device = t.device();
+// A device as the entry points take it, with its current stream when it is a cuda device.
+inline kernels::DeviceRef device_of(const Device& device) {
   if (!device.is_cuda()) return {};
   return {kernels::DeviceKind::CUDA, device.index(), kernels::cuda::current_stream(device.index())};
 }
+// The device t lives on.
+inline kernels::DeviceRef device_of(const Tensor& t) { return device_of(t.device()); }
 // A Scalar passed by value to an entry point.
 inline kernels::Number number_of(const Scalar& value) {
   if (value.is_floating_point()) return kernels::Number::of_real(value.to_double());
