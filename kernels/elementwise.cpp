@@ -180,6 +180,30 @@ void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedR
   cpu::compare(op, dtype, iter, name);
 }
 
+void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape,
+               const DeviceRef& device, std::string_view name) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::predicate has no CUDA kernel");
+  DimVector in_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(in, dtype, shape, in_strides)});
+  cpu::predicate(pred, dtype, iter, name);
+}
+
+void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number* lo,
+           const Number* hi, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::clamp has no CUDA kernel");
+  DimVector in_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::clamp(dtype, iter, lo, hi);
+}
+
+void softplus(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number& beta,
+              const Number& threshold, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::softplus has no CUDA kernel");
+  DimVector in_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::softplus(dtype, iter, beta, threshold);
+}
+
 void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, const StridedRef& a, const StridedRef& b,
            IntArrayRef shape, const DeviceRef& device) {
   if (device.is_cuda()) {

@@ -45,6 +45,16 @@ void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const S
 // out (bool) = a op b, a and b of `dtype`.
 void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedRef& a, const StridedRef& b,
              IntArrayRef shape, const DeviceRef& device, std::string_view name);
+// The ops whose fused kernel only the CPU has (a cuda device composes them in
+// the engine): out (bool) = pred(in); out = in clamped to [lo, hi] (a null
+// bound is absent); out = softplus(in) with beta and threshold.
+void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape,
+               const DeviceRef& device, std::string_view name);
+void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number* lo,
+           const Number* hi, const DeviceRef& device);
+void softplus(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number& beta,
+              const Number& threshold, const DeviceRef& device);
+
 // out = cond ? a : b; cond is bool, out, a and b of `dtype`.
 void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, const StridedRef& a, const StridedRef& b,
            IntArrayRef shape, const DeviceRef& device);

@@ -50,6 +50,9 @@ enum class Binary {
 // as true when it is nonzero.
 enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
 
+// Elementwise tests with a bool result.
+enum class Predicate { LogicalNot, IsNan, IsInf, IsFinite };
+
 // Reductions over some dims of a tensor.
 enum class Reduce {
   Sum,

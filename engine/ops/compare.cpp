@@ -10,12 +10,12 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/elementwise.h"
 
 namespace gradiens {
 
 namespace {
 
-using kernels::cpu::elementwise_kernel;
 
 // out (bool) = a op b over broadcast a and b, compared in their result type.
 Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, kernels::Compare kind) {
@@ -31,11 +31,10 @@ Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, kernels::C
 
 using kernels::Compare;
 
-template <class Pred>
-Tensor predicate(const Tensor& x, std::string_view op, Pred pred) {
+Tensor predicate(const Tensor& x, std::string_view op, kernels::Predicate pred) {
   Tensor out = empty(x.sizes(), TensorOptions().dtype(kBool).device(x.device()));
-  auto iter = make_iterator(out, {x});
-  dispatch_all(x.dtype(), op, [&]<class T>() { elementwise_kernel<bool, T>(iter, [&](T v) { return pred(v); }); });
+  kernels::predicate(pred, x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(),
+                     cuda_seam::device_of(out), op);
   return out;
 }
 
@@ -90,17 +89,10 @@ struct Clamp {
       return out;
     }
     Tensor out = empty(x.sizes(), x.options());
-    auto iter = make_iterator(out, {x});
-    dispatch_numeric_and_reduced(x.dtype(), "clamp", [&]<class T>() {
-      bool has_lo = lo.has_value(), has_hi = hi.has_value();
-      T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
-      elementwise_kernel<T, T>(iter, [=](T v) {
-        if (v != v) return v;  // NaN propagates
-        if (has_lo && v < l) v = l;
-        if (has_hi && v > h) v = h;
-        return v;
-      });
-    });
+    const kernels::Number low = cuda_seam::number_of(lo.value_or(Scalar(0)));
+    const kernels::Number high = cuda_seam::number_of(hi.value_or(Scalar(0)));
+    kernels::clamp(x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(), lo ? &low : nullptr,
+                   hi ? &high : nullptr, cuda_seam::device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -131,26 +123,20 @@ Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logi
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Compare::Xor); }
 Tensor logical_not(const Tensor& x) {
   if (x.device().is_cuda()) return eq(x, 0);  // nonzero is true (NaN too)
-  return predicate(x, "logical_not", [](auto v) { return !static_cast<bool>(v); });
+  return predicate(x, "logical_not", kernels::Predicate::LogicalNot);
 }
 Tensor isnan(const Tensor& x) {
   if (x.device().is_cuda()) return ne(x, x);
-  return predicate(x, "isnan", [](auto v) { return v != v; });
+  return predicate(x, "isnan", kernels::Predicate::IsNan);
 }
 Tensor isinf(const Tensor& x) {
   if (x.device().is_cuda())
     return x.is_floating_point() ? eq(abs(x), std::numeric_limits<double>::infinity()) : zeros_like(x, kBool);
-  return predicate(x, "isinf", [](auto v) {
-    if constexpr (is_floating_type_v<decltype(v)>) return std::isinf(v);
-    else return false;
-  });
+  return predicate(x, "isinf", kernels::Predicate::IsInf);
 }
 Tensor isfinite(const Tensor& x) {
   if (x.device().is_cuda()) return x.is_floating_point() ? eq(x - x, 0) : ones_like(x, kBool);  // inf - inf is NaN
-  return predicate(x, "isfinite", [](auto v) {
-    if constexpr (is_floating_type_v<decltype(v)>) return std::isfinite(v);
-    else return true;
-  });
+  return predicate(x, "isfinite", kernels::Predicate::IsFinite);
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) { return apply<Where>(condition, a, b); }

@@ -20,7 +20,6 @@ namespace gradiens {
 namespace {
 
 using kernels::UnaryMath;
-using kernels::cpu::elementwise_kernel;
 using cuda_seam::device_of;
 
 // Applies a vectorized math function; integer inputs compute in float32 as in
@@ -249,17 +248,8 @@ struct Softplus {
       return where(z > threshold, x, soft);
     }
     Tensor out = empty(x.sizes(), x.options());
-    auto iter = make_iterator(out, {x});
-    dispatch_floating_and_reduced(x.dtype(), "softplus", [&]<class T>() {
-      using A = opmath_t<T>;
-      A b = beta.to<A>(), th = threshold.to<A>();
-      elementwise_kernel<T, T>(iter, [=](T in) -> T {
-        A v = in, z = v * b;
-        if (z > th) return v;
-        // log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)).
-        return (std::max(z, A(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
-      });
-    });
+    kernels::softplus(x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(),
+                      cuda_seam::number_of(beta), cuda_seam::number_of(threshold), device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/binary_function.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -95,6 +96,52 @@ void with_compare_function(Compare op, Run&& run) {
 void compare(Compare op, ScalarType dtype, const ElementwiseIterator& iter, std::string_view name) {
   dispatch_all(dtype, name, [&]<class T>() {
     with_compare_function(op, [&](auto cmp) { elementwise_kernel<bool, T, T>(iter, [&](T x, T y) { return cmp(x, y); }); });
+  });
+}
+
+void predicate(Predicate pred, ScalarType dtype, const ElementwiseIterator& iter, std::string_view name) {
+  dispatch_all(dtype, name, [&]<class T>() {
+    auto run = [&](auto f) { elementwise_kernel<bool, T>(iter, [&](T v) { return f(v); }); };
+    switch (pred) {
+      case Predicate::LogicalNot: return run([](auto v) { return !static_cast<bool>(v); });
+      case Predicate::IsNan: return run([](auto v) { return v != v; });
+      case Predicate::IsInf:
+        return run([](auto v) {
+          if constexpr (is_floating_type_v<decltype(v)>) return std::isinf(v);
+          else return false;
+        });
+      case Predicate::IsFinite:
+        return run([](auto v) {
+          if constexpr (is_floating_type_v<decltype(v)>) return std::isfinite(v);
+          else return true;
+        });
+    }
+  });
+}
+
+void clamp(ScalarType dtype, const ElementwiseIterator& iter, const Number* lo, const Number* hi) {
+  dispatch_numeric_and_reduced(dtype, "clamp", [&]<class T>() {
+    bool has_lo = lo != nullptr, has_hi = hi != nullptr;
+    T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
+    elementwise_kernel<T, T>(iter, [=](T v) {
+      if (v != v) return v;  // NaN propagates
+      if (has_lo && v < l) v = l;
+      if (has_hi && v > h) v = h;
+      return v;
+    });
+  });
+}
+
+void softplus(ScalarType dtype, const ElementwiseIterator& iter, const Number& beta, const Number& threshold) {
+  dispatch_floating_and_reduced(dtype, "softplus", [&]<class T>() {
+    using A = opmath_t<T>;
+    A b = beta.to<A>(), th = threshold.to<A>();
+    elementwise_kernel<T, T>(iter, [=](T in) -> T {
+      A v = in, z = v * b;
+      if (z > th) return v;
+      // log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)).
+      return (std::max(z, A(0)) + std::log1p(std::exp(-std::abs(z)))) / b;
+    });
   });
 }
 

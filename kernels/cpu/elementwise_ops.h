@@ -30,6 +30,13 @@ void integer_math(UnaryMath op, ScalarType dtype, const ElementwiseIterator& ite
 
 // out (bool) = a op b, a and b of `dtype` (any dtype).
 void compare(Compare op, ScalarType dtype, const ElementwiseIterator& iter, std::string_view name);
+// out (bool) = pred(in), in of any dtype (integers are never NaN or infinite).
+void predicate(Predicate pred, ScalarType dtype, const ElementwiseIterator& iter, std::string_view name);
+// out = in clamped to [lo, hi] (either bound optional); NaN stays NaN.
+void clamp(ScalarType dtype, const ElementwiseIterator& iter, const Number* lo, const Number* hi);
+// out = log(1 + exp(beta x)) / beta, or x where beta x > threshold (floating dtypes).
+void softplus(ScalarType dtype, const ElementwiseIterator& iter, const Number& beta, const Number& threshold);
+
 // out = cond ? a : b; operands out, cond (bool), a, b.
 void where(ScalarType dtype, const ElementwiseIterator& iter);
 // out = static_cast<dst_dtype>(in).
