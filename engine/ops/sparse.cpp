@@ -14,8 +14,9 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/tensor_impl.h"
-#include "kernels/cpu/parallel.h"
+#include "kernels/sparse.h"
 
 namespace gradiens {
 
@@ -88,25 +89,8 @@ struct SparseMM {
     std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
     Tensor vals = values.contiguous(), mat = dense.contiguous();
     Tensor out = zeros({rows, n}, dense.options());
-    dispatch_floating(dense.dtype(), "sparse.mm", [&]<class T> {
-      const T* v = vals.cpu_data_ptr<T>();
-      const T* d = mat.cpu_data_ptr<T>();
-      T* o = out.cpu_data_ptr<T>();
-      // Rows per thread: at least ~2^17 multiply-adds each, since a sparse row is
-      // memory-bound and a thread team costs more than a small product.
-      const int64_t work_per_row = std::max<int64_t>(1, n * std::max<int64_t>(1, nnz / std::max<int64_t>(1, rows)));
-      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / work_per_row);
-      kernels::cpu::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          T* orow = o + r * n;
-          for (int64_t k = row_start[static_cast<size_t>(r)]; k < row_start[static_cast<size_t>(r) + 1]; ++k) {
-            const T vk = v[k];
-            const T* drow = d + col_of[k] * n;
-            for (int64_t j = 0; j < n; ++j) orow[j] += vk * drow[j];
-          }
-        }
-      });
-    });
+    kernels::sparse_dense_mm(dense.dtype(), row_start.data(), col_of, vals.data_ptr(), nnz, mat.data_ptr(), rows, n,
+                             out.data_ptr(), cuda_seam::device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
