@@ -1,5 +1,5 @@
 // The elementwise operations every backend implements, named once: the CPU's
-// vectorized kernels and the CUDA kernels take the same enums.
+// kernels and the CUDA kernels take the same enums.
 #pragma once
 
 namespace gradiens::kernels {
@@ -34,5 +34,29 @@ enum class UnaryMath {
 
 // out = a + b, a - b or a * b.
 enum class Arith { Add, Sub, Mul };
+
+enum class Binary {
+  Add,       // a + alpha * b
+  Sub,       // a - alpha * b
+  Mul,       // a * b
+  Div,       // a / b (true division)
+  Maximum,   // NaN-propagating
+  Minimum,   // NaN-propagating
+  Pow,       // pow(a, b)
+  Atan2,     // atan2(a, b)
+};
+
+// Comparisons (a bool result); And, Or and Xor are logical: an operand counts
+// as true when it is nonzero.
+enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
+
+// Reductions over some dims of a tensor.
+enum class Reduce {
+  Sum,
+  Prod,
+  Max,   // NaN-propagating
+  Min,   // NaN-propagating
+  SumOfSquares,
+};
 
 }  // namespace gradiens::kernels

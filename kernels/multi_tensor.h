@@ -3,9 +3,12 @@
 // a list of buffer pointers (host memory for the CPU, device memory for CUDA).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <variant>
 #include <vector>
+
+#include "kernels/device_ref.h"
 
 namespace gradiens::kernels {
 
@@ -75,4 +78,15 @@ struct AdagradKernel {
 };
 
 using AnyKernel = std::variant<SGDKernel, AdamKernel, RMSpropKernel, AdagradKernel>;
+
+// Runs the kernel over every slot of the list on `device`: the CPU's vectorized
+// loops (threads above the elementwise grain) or the CUDA kernel on the
+// device's stream, which copies the kernel's first `scalar_count` scalar
+// entries there. Each element is updated on its own, so results do not depend
+// on the thread count or on where a parameter starts.
+void multi_tensor_update(const AnyKernel& kernel, size_t scalar_count, const TensorList<float>& list,
+                         const DeviceRef& device);
+void multi_tensor_update(const AnyKernel& kernel, size_t scalar_count, const TensorList<double>& list,
+                         const DeviceRef& device);
+
 }  // namespace gradiens::kernels

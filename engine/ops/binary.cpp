@@ -10,82 +10,40 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cpu/parallel.h"
-#include "kernels/cpu/vector_math.h"
+#include "kernels/elementwise.h"
 
 namespace gradiens {
 
 namespace {
 
-using kernels::cpu::elementwise_kernel;
+// The op each functor names for the kernels, with its alpha (Add, Sub), whether
+// the scalar is the first operand (rsub, rdiv, rpow), and x ^ 2 as one multiply.
+struct AddFn { Scalar alpha; static constexpr auto kind = kernels::Binary::Add; };
+struct SubFn { Scalar alpha; static constexpr auto kind = kernels::Binary::Sub; };
+struct MulFn { static constexpr auto kind = kernels::Binary::Mul; };
+struct DivFn { static constexpr auto kind = kernels::Binary::Div; };
+struct PowFn { static constexpr auto kind = kernels::Binary::Pow; };
+struct MaxFn { static constexpr auto kind = kernels::Binary::Maximum; };
+struct MinFn { static constexpr auto kind = kernels::Binary::Minimum; };
+struct RSubFn { static constexpr auto kind = kernels::Binary::Sub; static constexpr bool reversed = true; };
+struct RDivFn { static constexpr auto kind = kernels::Binary::Div; static constexpr bool reversed = true; };
+// x ^ 2 as one multiply, which vectorizes (std::pow per element costs ~80x more).
+struct SquareFn { static constexpr auto kind = kernels::Binary::Mul; static constexpr bool squares = true; };
+struct RPowFn { static constexpr auto kind = kernels::Binary::Pow; static constexpr bool reversed = true; };
 
-struct AddFn;
-struct SubFn;
-struct MulFn;
-
-// The vectorized kernel that computes f, when f is a plain +, - or * (alpha 1:
-// x + 1 * y rounds as x + y).
 template <class F>
-std::optional<kernels::cpu::Arith> vector_arith(const F& f) {
-  if constexpr (std::is_same_v<F, AddFn>) {
-    if (f.alpha.to_double() == 1) return kernels::cpu::Arith::Add;
-  } else if constexpr (std::is_same_v<F, SubFn>) {
-    if (f.alpha.to_double() == 1) return kernels::cpu::Arith::Sub;
-  } else if constexpr (std::is_same_v<F, MulFn>) {
-    return kernels::cpu::Arith::Mul;
-  }
-  return std::nullopt;
-}
-
-// Whether out, a and b are contiguous float32/float64 tensors of one shape and
-// dtype on the CPU, so the flat vectorized kernel can take them.
-bool same_dense_operands(const BinaryOperands& ops) {
-  for (const Tensor* t : {&ops.out, &ops.a, &ops.b}) {
-    if (!t->is_contiguous() || t->dtype() != ops.out.dtype() || !(t->sizes() == ops.out.sizes()) ||
-        !t->device().is_cpu())
-      return false;
-  }
-  return ops.out.dtype() == kFloat32 || ops.out.dtype() == kFloat64;
+Scalar alpha_of(const F& f) {
+  if constexpr (requires { f.alpha; }) return f.alpha;
+  return Scalar(1);
 }
 
 // out = f(a, b) over broadcast a and b in their result type (or into `inplace_out`).
+// Bool arithmetic is logical, as in PyTorch: add and maximum are `or`, mul and minimum `and`.
 template <class F>
 Tensor binary_arith(const Tensor& a, const Tensor& b, std::string_view op, F f, const Tensor& inplace_out = {}) {
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, dt, op, inplace_out);
-  if (ops.out.device().is_cuda()) {
-    double alpha = 1;
-    if constexpr (requires { f.alpha; }) alpha = f.alpha.to_double();
-    cuda_seam::binary(F::cuda, ops.out, ops.a, ops.b, alpha);
-    return ops.out;
-  }
-  if (auto kind = vector_arith<F>(f); kind && same_dense_operands(ops)) {
-    dispatch_floating(ops.out.dtype(), op, [&]<class T>() {
-      const T *ap = ops.a.cpu_data_ptr<T>(), *bp = ops.b.cpu_data_ptr<T>();
-      T* out = ops.out.cpu_data_ptr<T>();
-      kernels::cpu::parallel_for(0, ops.out.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-        kernels::cpu::arith(*kind, ap + lo, bp + lo, out + lo, hi - lo);
-      });
-    });
-    return ops.out;
-  }
-  auto iter = make_iterator(ops.out, {ops.a, ops.b});
-  if constexpr (requires { F::logical(true, true); }) {
-    // Bool arithmetic is logical, as in PyTorch: add and maximum are `or`, mul and minimum `and`.
-    if (ops.out.dtype() == kBool) {
-      elementwise_kernel<bool, bool, bool>(iter, [](bool x, bool y) { return F::logical(x, y); });
-      return ops.out;
-    }
-  }
-  dispatch_numeric_and_reduced(ops.out.dtype(), op, [&]<class T>() {
-    using A = opmath_t<T>;  // float16/bfloat16 compute in float32 and round once
-    if constexpr (std::is_same_v<A, T>) {
-      elementwise_kernel<T, T, T>(iter, f.template operator()<T>());
-    } else {
-      auto kernel = f.template operator()<A>();
-      elementwise_kernel<T, T, T>(iter, [kernel](T x, T y) -> T { return kernel(A(x), A(y)); });
-    }
-  });
+  cuda_seam::binary_op(F::kind, ops.out, ops.a, ops.b, alpha_of(f), op);
   return ops.out;
 }
 
@@ -95,53 +53,22 @@ Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, 
   ScalarType dt = inplace_out.defined() ? inplace_out.dtype() : result_type(a, s, op);
   Tensor ac = a.dtype() == dt ? a : a.to(dt);
   Tensor out = inplace_out.defined() ? inplace_out : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()));
-  if (out.device().is_cuda()) {
-    double alpha = 1;
-    if constexpr (requires { f.alpha; }) alpha = f.alpha.to_double();
-    if constexpr (requires { F::squares; }) {
-      cuda_seam::binary(F::cuda, out, ac, ac);
-    } else {
-      constexpr bool scalar_first = requires { F::reversed; };
-      cuda_seam::binary_scalar(F::cuda, out, ac, s.to_double(), scalar_first, alpha);
-    }
-    return out;
-  }
-  if constexpr (requires { F::logical(true, true); }) {
-    if (dt == kBool) {  // as in binary_arith
-      bool v = s.to<bool>();
-      elementwise_kernel<bool, bool>(make_iterator(out, {ac}), [v](bool x) { return F::logical(x, v); });
+  if constexpr (requires { F::squares; }) {
+    kernels::square(dt, cuda_seam::buffer_of(out), cuda_seam::buffer_of(ac), out.sizes(), cuda_seam::device_of(out), op);
+  } else {
+    constexpr bool scalar_first = requires { F::reversed; };
+    if (out.numel() == 1) {  // the per-op overhead path
+      kernels::binary_scalar_one<F::kind>(dt, out.data_ptr(), ac.data_ptr(), out.dim(), cuda_seam::number_of(s),
+                                          scalar_first, cuda_seam::number_of(alpha_of(f)), cuda_seam::device_of(out),
+                                          op);
       return out;
     }
+    kernels::binary_scalar(F::kind, dt, cuda_seam::buffer_of(out), cuda_seam::buffer_of(ac), out.sizes(),
+                           cuda_seam::number_of(s), scalar_first, cuda_seam::number_of(alpha_of(f)),
+                           cuda_seam::device_of(out), op);
   }
-  // float16/bfloat16 compute in float32 with the scalar as a float32 (PyTorch 2's
-  // opmath scalar; 1.13 rounded the scalar to the tensor's dtype first).
-  dispatch_numeric_and_reduced(dt, op, [&]<class T>() {
-    using A = opmath_t<T>;
-    A v = s.to<A>();
-    auto kernel = f.template operator()<A>();
-    if (ac.numel() == 1 && out.numel() == 1) {  // the per-op overhead path
-      *out.cpu_data_ptr<T>() = kernel(A(*ac.cpu_data_ptr<T>()), v);
-      return;
-    }
-    auto iter = make_iterator(out, {ac});
-    elementwise_kernel<T, T>(iter, [&](T x) -> T { return kernel(A(x), v); });
-  });
   return out;
 }
-
-// Kernel factories: each returns the typed scalar function for T.
-struct AddFn { Scalar alpha; static constexpr auto cuda = kernels::cuda::Binary::Add; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x + al * y; }; } };
-struct SubFn { Scalar alpha; static constexpr auto cuda = kernels::cuda::Binary::Sub; template <class T> auto operator()() const { T al = alpha.to<T>(); return [al](T x, T y) -> T { return x - al * y; }; } };
-struct MulFn { static constexpr auto cuda = kernels::cuda::Binary::Mul; static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return x * y; }; } };
-struct DivFn { static constexpr auto cuda = kernels::cuda::Binary::Div; template <class T> auto operator()() const { return [](T x, T y) -> T { return x / y; }; } };
-struct PowFn { static constexpr auto cuda = kernels::cuda::Binary::Pow; template <class T> auto operator()() const { return [](T x, T y) -> T { return static_cast<T>(std::pow(x, y)); }; } };
-struct MaxFn { static constexpr auto cuda = kernels::cuda::Binary::Maximum; static bool logical(bool x, bool y) { return x || y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x > y) ? x : (y != y ? y : (x < y ? y : x)); }; } };
-struct MinFn { static constexpr auto cuda = kernels::cuda::Binary::Minimum; static bool logical(bool x, bool y) { return x && y; } template <class T> auto operator()() const { return [](T x, T y) -> T { return (x != x || x < y) ? x : (y != y ? y : (x > y ? y : x)); }; } };
-struct RSubFn { static constexpr auto cuda = kernels::cuda::Binary::Sub; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return s - x; }; } };
-struct RDivFn { static constexpr auto cuda = kernels::cuda::Binary::Div; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return s / x; }; } };
-// x ^ 2 as one multiply, which vectorizes (std::pow per element costs ~80x more).
-struct SquareFn { static constexpr auto cuda = kernels::cuda::Binary::Mul; static constexpr bool squares = true; template <class T> auto operator()() const { return [](T x, T) -> T { return x * x; }; } };
-struct RPowFn { static constexpr auto cuda = kernels::cuda::Binary::Pow; static constexpr bool reversed = true; template <class T> auto operator()() const { return [](T x, T s) -> T { return static_cast<T>(std::pow(s, x)); }; } };
 
 // Integer division follows PyTorch's true division: both operands become floats.
 Tensor true_divide_operand(const Tensor& t) { return is_floating_point(t.dtype()) ? t : t.to(get_default_dtype()); }

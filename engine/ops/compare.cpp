@@ -17,44 +17,19 @@ namespace {
 
 using kernels::cpu::elementwise_kernel;
 
-template <class Cmp>
-Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, Cmp cmp) {
+// out (bool) = a op b over broadcast a and b, compared in their result type.
+Tensor compare(const Tensor& a, const Tensor& b, std::string_view op, kernels::Compare kind) {
   ScalarType dt = result_type(a, b, op);
   BinaryOperands ops = prepare_binary(a, b, dt, kBool, op);
-  if (ops.out.device().is_cuda()) {
-    if constexpr (requires { Cmp::cuda; }) {
-      if (ops.out.numel() == 0) return ops.out;
-      auto on_device = [&](const Tensor& t) {
-        return t.device().is_cuda() ? t : cuda_seam::scalar_on(ops.out.device(), t.item(), t.dtype());
-      };
-      IntArrayRef shape = ops.out.sizes();
-      kernels::cuda::compare(Cmp::cuda, dt, cuda_seam::strided(ops.out, shape), cuda_seam::strided(on_device(ops.a), shape),
-                             cuda_seam::strided(on_device(ops.b), shape), cuda_seam::shape_of(shape),
-                             cuda_seam::stream_of(ops.out));
-      return ops.out;
-    } else {
-      throw Error(fmt::format("{}: not implemented for CUDA tensors yet", op));
-    }
-  }
-  auto iter = make_iterator(ops.out, {ops.a, ops.b});
-  dispatch_all(dt, op, [&]<class T>() { elementwise_kernel<bool, T, T>(iter, [&](T x, T y) { return cmp(x, y); }); });
+  cuda_seam::compare_op(kind, ops.out, ops.a, ops.b, op);
   return ops.out;
 }
 
-template <class Cmp>
-Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, Cmp cmp) {
-  return compare(a, scalar_to_tensor(s, result_type(a, s, op)), op, cmp);
+Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, kernels::Compare kind) {
+  return compare(a, scalar_to_tensor(s, result_type(a, s, op)), op, kind);
 }
 
-struct Eq { static constexpr auto cuda = kernels::cuda::Compare::Eq; template <class T> bool operator()(T x, T y) const { return x == y; } };
-struct Ne { static constexpr auto cuda = kernels::cuda::Compare::Ne; template <class T> bool operator()(T x, T y) const { return x != y; } };
-struct Lt { static constexpr auto cuda = kernels::cuda::Compare::Lt; template <class T> bool operator()(T x, T y) const { return x < y; } };
-struct Le { static constexpr auto cuda = kernels::cuda::Compare::Le; template <class T> bool operator()(T x, T y) const { return x <= y; } };
-struct Gt { static constexpr auto cuda = kernels::cuda::Compare::Gt; template <class T> bool operator()(T x, T y) const { return x > y; } };
-struct Ge { static constexpr auto cuda = kernels::cuda::Compare::Ge; template <class T> bool operator()(T x, T y) const { return x >= y; } };
-struct And { static constexpr auto cuda = kernels::cuda::Compare::And; template <class T> bool operator()(T x, T y) const { return x && y; } };
-struct Or { static constexpr auto cuda = kernels::cuda::Compare::Or; template <class T> bool operator()(T x, T y) const { return x || y; } };
-struct Xor { static constexpr auto cuda = kernels::cuda::Compare::Xor; template <class T> bool operator()(T x, T y) const { return bool(x) != bool(y); } };
+using kernels::Compare;
 
 template <class Pred>
 Tensor predicate(const Tensor& x, std::string_view op, Pred pred) {
@@ -80,20 +55,7 @@ struct Where {
     const Device device = on_device->device();
     Tensor out = empty(shape, TensorOptions().dtype(dt).device(device));
     Tensor ac = a.to(dt), bc = b.to(dt);
-    if (device.is_cuda()) {
-      if (out.numel() == 0) return out;
-      auto to_device = [&](const Tensor& t) {
-        return t.device().is_cuda() ? t : cuda_seam::scalar_on(device, t.item(), t.dtype());
-      };
-      kernels::cuda::where(dt, cuda_seam::strided(out, shape), cuda_seam::strided(to_device(condition), shape),
-                           cuda_seam::strided(to_device(ac), shape), cuda_seam::strided(to_device(bc), shape),
-                           cuda_seam::shape_of(shape), cuda_seam::stream_of(out));
-      return out;
-    }
-    auto iter = make_iterator(out, {condition, ac, bc});
-    dispatch_all(dt, "where", [&]<class T>() {
-      elementwise_kernel<T, bool, T, T>(iter, [](bool c, T x, T y) { return c ? x : y; });
-    });
+    cuda_seam::where_op(out, condition, ac, bc);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -152,21 +114,21 @@ struct Clamp {
 
 }  // namespace
 
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", Eq{}); }
-Tensor eq(const Tensor& a, Scalar b) { return compare(a, b, "eq", Eq{}); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", Ne{}); }
-Tensor ne(const Tensor& a, Scalar b) { return compare(a, b, "ne", Ne{}); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", Lt{}); }
-Tensor lt(const Tensor& a, Scalar b) { return compare(a, b, "lt", Lt{}); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", Le{}); }
-Tensor le(const Tensor& a, Scalar b) { return compare(a, b, "le", Le{}); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", Gt{}); }
-Tensor gt(const Tensor& a, Scalar b) { return compare(a, b, "gt", Gt{}); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", Ge{}); }
-Tensor ge(const Tensor& a, Scalar b) { return compare(a, b, "ge", Ge{}); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_and", And{}); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_or", Or{}); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Xor{}); }
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", Compare::Eq); }
+Tensor eq(const Tensor& a, Scalar b) { return compare(a, b, "eq", Compare::Eq); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", Compare::Ne); }
+Tensor ne(const Tensor& a, Scalar b) { return compare(a, b, "ne", Compare::Ne); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", Compare::Lt); }
+Tensor lt(const Tensor& a, Scalar b) { return compare(a, b, "lt", Compare::Lt); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", Compare::Le); }
+Tensor le(const Tensor& a, Scalar b) { return compare(a, b, "le", Compare::Le); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", Compare::Gt); }
+Tensor gt(const Tensor& a, Scalar b) { return compare(a, b, "gt", Compare::Gt); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", Compare::Ge); }
+Tensor ge(const Tensor& a, Scalar b) { return compare(a, b, "ge", Compare::Ge); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_and", Compare::And); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_or", Compare::Or); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Compare::Xor); }
 Tensor logical_not(const Tensor& x) {
   if (x.device().is_cuda()) return eq(x, 0);  // nonzero is true (NaN too)
   return predicate(x, "logical_not", [](auto v) { return !static_cast<bool>(v); });

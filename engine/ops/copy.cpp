@@ -9,31 +9,9 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cpu/parallel.h"
-#include "kernels/cpu/vector_math.h"
 #include "kernels/cuda/runtime.h"
 
 namespace gradiens {
-
-namespace {
-// float32 <-> float16/bfloat16 between two row-major tensors of one shape: the
-// vectorized conversions (the elementwise loop would convert one element at a time).
-bool convert_dense(const Tensor& dst, const Tensor& src) {
-  const bool narrowing = src.dtype() == kFloat32 && is_reduced_floating_point(dst.dtype());
-  const bool widening = dst.dtype() == kFloat32 && is_reduced_floating_point(src.dtype());
-  if (!(narrowing || widening) || !dst.is_contiguous() || !src.is_contiguous() || dst.sizes() != src.sizes())
-    return false;
-  dispatch_floating_and_reduced(narrowing ? dst.dtype() : src.dtype(), "copy_", [&]<class T>() {
-    if constexpr (is_reduced_floating_point_v<T>) {
-      kernels::cpu::parallel_for(0, dst.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
-        if (narrowing) kernels::cpu::convert(src.cpu_data_ptr<float>() + b, dst.cpu_data_ptr<T>() + b, e - b);
-        else kernels::cpu::convert(src.cpu_data_ptr<T>() + b, dst.cpu_data_ptr<float>() + b, e - b);
-      });
-    }
-  });
-  return true;
-}
-}  // namespace
 
 void copy_data(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   DimVector shape = broadcast_shapes(dst.sizes(), src_in.sizes());
@@ -41,21 +19,13 @@ void copy_data(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
            fmt::format("output with shape {} doesn't match the broadcast shape {}", shape_to_string(dst.sizes()),
                        shape_to_string(shape)));
   check_no_internal_overlap(dst);
-  if (dst.device().is_cuda() || src_in.device().is_cuda()) {
-    if (dst.device() == src_in.device()) cuda_seam::copy(dst, copy_if_overlapping(src_in, dst));
-    else if (dst.device().is_cuda() && src_in.device().is_cpu() && src_in.numel() == 1)
+  if (dst.device() != src_in.device()) {
+    if (dst.device().is_cuda() && src_in.device().is_cpu() && src_in.numel() == 1)
       cuda_seam::fill(dst, src_in.item());  // a scalar: filled on the device, no transfer
     else cuda_seam::copy_across_devices(dst, src_in, non_blocking);
     return;
   }
-  Tensor src = copy_if_overlapping(src_in, dst);
-  if (convert_dense(dst, src)) return;
-  auto iter = make_iterator(dst, {src});
-  dispatch_all(dst.dtype(), "copy_", [&]<class D>() {
-    dispatch_all(src.dtype(), "copy_", [&]<class S>() {
-      kernels::cpu::elementwise_kernel<D, S>(iter, [](S v) { return static_cast<D>(v); });
-    });
-  });
+  cuda_seam::copy_op(dst, copy_if_overlapping(src_in, dst));
 }
 
 namespace {
@@ -259,16 +229,7 @@ Tensor& Tensor::fill_(Scalar value) {
   // As in PyTorch, a filled non-leaf keeps requiring grad; its gradient to the old history is zero.
   if (check_inplace(*this, {}, "fill_")) return commit_inplace(*this, apply<Fill>(*this, value), true);
   check_no_internal_overlap(*this);
-  if (device().is_cuda()) {
-    cuda_seam::fill(*this, value);
-    bump_version();
-    return *this;
-  }
-  dispatch_all(dtype(), "fill_", [&]<class T>() {
-    T v = value.to<T>();
-    auto iter = make_iterator(*this, {});
-    kernels::cpu::elementwise_kernel<T>(iter, [v]() { return v; });
-  });
+  cuda_seam::fill(*this, value);
   bump_version();
   return *this;
 }

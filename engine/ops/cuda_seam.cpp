@@ -5,10 +5,48 @@
 
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/elementwise.h"
 
 namespace gradiens::cuda_seam {
 
 namespace kc = kernels::cuda;
+
+
+void binary_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
+               std::string_view name) {
+  if (b.device() != out.device()) return binary_scalar_op(op, out, a, b.item(), false, alpha, name);
+  if (a.device() != out.device()) return binary_scalar_op(op, out, b, a.item(), true, alpha, name);
+  kernels::binary(op, out.dtype(), buffer_of(out), buffer_of(a), buffer_of(b), out.sizes(), number_of(alpha),
+                  device_of(out), name);
+}
+
+void binary_scalar_op(kernels::Binary op, const Tensor& out, const Tensor& a, const Scalar& s, bool scalar_first,
+                      const Scalar& alpha, std::string_view name) {
+  kernels::binary_scalar(op, out.dtype(), buffer_of(out), buffer_of(a), out.sizes(), number_of(s), scalar_first,
+                         number_of(alpha), device_of(out), name);
+}
+
+// t on out's device: itself, or (a 0-dim CPU scalar) a one-element copy made there.
+static Tensor on_device_of(const Tensor& t, const Tensor& out) {
+  return t.device() == out.device() ? t : scalar_on(out.device(), t.item(), t.dtype());
+}
+
+void compare_op(kernels::Compare op, const Tensor& out, const Tensor& a_in, const Tensor& b_in, std::string_view name) {
+  if (out.numel() == 0 && out.device().is_cuda()) return;  // no scalar copied for nothing
+  Tensor a = on_device_of(a_in, out), b = on_device_of(b_in, out);
+  kernels::compare(op, a.dtype(), buffer_of(out), buffer_of(a), buffer_of(b), out.sizes(), device_of(out), name);
+}
+
+void where_op(const Tensor& out, const Tensor& condition_in, const Tensor& a_in, const Tensor& b_in) {
+  if (out.numel() == 0 && out.device().is_cuda()) return;  // no scalar copied for nothing
+  Tensor condition = on_device_of(condition_in, out), a = on_device_of(a_in, out), b = on_device_of(b_in, out);
+  kernels::where(out.dtype(), buffer_of(out), buffer_of(condition), buffer_of(a), buffer_of(b), out.sizes(),
+                 device_of(out));
+}
+
+void copy_op(const Tensor& dst, const Tensor& src) {
+  kernels::copy(dst.dtype(), buffer_of(dst), src.dtype(), buffer_of(src), dst.sizes(), device_of(dst));
+}
 
 kc::Shape shape_of(IntArrayRef sizes) {
   GD_CHECK(sizes.size() <= static_cast<size_t>(kc::kMaxDims),
@@ -37,12 +75,12 @@ void copy(const Tensor& dst, const Tensor& src) {
 }
 
 void fill(const Tensor& t, const Scalar& value) {
-  if (t.numel() == 0) return;
-  if (t.is_contiguous()) {
-    kc::fill(t.dtype(), strided(t, t.sizes()).data, t.numel(), value.to_double(), stream_of(t));
+  if (t.device().is_cuda() && !t.is_contiguous()) {
+    // The device's fill kernel takes a dense buffer: a strided t copies a one-element one.
+    if (t.numel() > 0) copy(t, scalar_on(t.device(), value, t.dtype()));
     return;
   }
-  copy(t, scalar_on(t.device(), value, t.dtype()));
+  kernels::fill(t.dtype(), buffer_of(t), t.sizes(), number_of(value), device_of(t));
 }
 
 Tensor scalar_on(const Device& device, const Scalar& value, ScalarType dtype) {

@@ -10,6 +10,7 @@
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
+#include "kernels/reduce.h"
 
 namespace gradiens {
 
@@ -76,24 +77,6 @@ Tensor unsqueeze_reduced(const Tensor& reduced, IntArrayRef input_sizes, const D
 
 namespace {
 
-// Sums n contiguous values with four accumulators (breaks the add chain).
-template <class Acc, class T>
-Acc sum_contiguous(const T* p, int64_t n) {
-  Acc a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    a0 += static_cast<Acc>(p[i]);
-    a1 += static_cast<Acc>(p[i + 1]);
-    a2 += static_cast<Acc>(p[i + 2]);
-    a3 += static_cast<Acc>(p[i + 3]);
-  }
-  for (; i < n; ++i) a0 += static_cast<Acc>(p[i]);
-  return (a0 + a1) + (a2 + a3);
-}
-
-template <class T>
-using SumAcc = std::conditional_t<is_floating_type_v<T>, double, int64_t>;
-
 struct Sum {
   static constexpr std::string_view name = "SumBackward1";
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim, ScalarType out_dtype) {
@@ -102,48 +85,8 @@ struct Sum {
     ctx.real = keepdim ? 1 : 0;
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(out_dtype).device(x.device()));
     auto layout = reduction_layout(x, dims);
-    if (x.device().is_cuda()) {
-      cuda_seam::reduce(kernels::cuda::Reduce::Sum, x, layout, out);
-      return out;
-    }
-    Tensor xc = x;
-    dispatch_all(x.dtype(), "sum", [&]<class T>() {
-      dispatch_numeric_and_reduced(out_dtype, "sum", [&]<class O>() {
-        O* o = out.cpu_data_ptr<O>();
-        const T* in = xc.cpu_data_ptr<T>();
-        // Innermost reduced elements adjacent: sum each run in four lanes (over
-        // [N, C, H, W] to [C], a bias gradient, the runs are the planes).
-        const bool contiguous_runs = !layout.reduced_sizes.empty() && layout.reduced_strides.back() == 1;
-        const int64_t run = contiguous_runs ? layout.reduced_sizes.back() : 0;
-        if (layout.kept_sizes.size() == 1 && layout.kept_strides[0] == 1 && layout.reduced_sizes.size() == 1) {
-          // Summing over leading rows into a contiguous row (a bias gradient):
-          // add whole rows, which vectorizes, instead of striding down each
-          // column. Each output still adds its rows in order, so the result is
-          // the same bits as the column walk, for any number of threads.
-          const int64_t width = layout.kept_sizes[0], rows = layout.reduced_sizes[0];
-          const int64_t row_stride = layout.reduced_strides[0];
-          const int64_t grain = std::max<int64_t>(1, kernels::cpu::kElementwiseGrainSize / std::max<int64_t>(rows, 1));
-          kernels::cpu::parallel_for(0, width, grain, [&](int64_t lo, int64_t hi) {
-            std::vector<SumAcc<O>> acc(static_cast<size_t>(hi - lo), SumAcc<O>(0));
-            for (int64_t r = 0; r < rows; ++r) {
-              const T* row = in + r * row_stride;
-              for (int64_t j = lo; j < hi; ++j) acc[j - lo] += static_cast<SumAcc<O>>(row[j]);
-            }
-            for (int64_t j = lo; j < hi; ++j) o[j] = static_cast<O>(acc[j - lo]);
-          });
-          return;
-        }
-        kernels::cpu::for_each_output(layout, in, [&](int64_t index, const T* base) {
-          SumAcc<O> acc = 0;
-          if (layout.reduced_sizes.empty()) acc = static_cast<SumAcc<O>>(*base);
-          else if (contiguous_runs)
-            kernels::cpu::for_each_reduced_row(layout, base,
-                                               [&](const T* row, int64_t) { acc += sum_contiguous<SumAcc<O>>(row, run); });
-          else kernels::cpu::for_each_reduced(layout, base, [&](T v, int64_t) { acc += static_cast<SumAcc<O>>(v); });
-          o[index] = static_cast<O>(acc);
-        });
-      });
-    });
+    kernels::reduce(kernels::Reduce::Sum, x.dtype(), x.data_ptr(), layout, out_dtype, out.data_ptr(),
+                    cuda_seam::device_of(out), "sum");
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {

@@ -10,32 +10,11 @@
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
+#include "kernels/reduce.h"
 
 namespace gradiens {
 
 namespace {
-
-using kernels::cpu::for_each_output;
-using kernels::cpu::for_each_reduced;
-
-template <class T>
-bool is_nan(T v) {
-  if constexpr (is_floating_type_v<T>) return v != v;
-  else return false;
-}
-
-// Whether v replaces best as the running extremum: a NaN wins and then stays.
-template <bool IsMax, class T>
-bool beats(T v, T best) {
-  if (is_nan(best)) return false;
-  if (is_nan(v)) return true;
-  if constexpr (IsMax) return v > best;
-  else return v < best;
-}
-
-// Integer products wrap modulo 2^64 as in PyTorch (unsigned, so no overflow UB).
-template <class T>
-using ProdAcc = std::conditional_t<is_floating_type_v<T>, double, uint64_t>;
 
 // prod over dims. Note [Prod backward with zeros]: with no zero in a slice the
 // gradient is g * prod / x. With zeros, the gradient at a zero is the product of
@@ -48,15 +27,8 @@ struct Prod {
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    if (x.device().is_cuda()) cuda_seam::reduce(kernels::cuda::Reduce::Prod, x, layout, out);
-    else dispatch_numeric_and_reduced(x.dtype(), "prod", [&]<class T>() {
-      T* o = out.cpu_data_ptr<T>();
-      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
-        ProdAcc<T> acc = 1;
-        for_each_reduced(layout, base, [&](T v, int64_t) { acc *= static_cast<ProdAcc<T>>(v); });
-        o[index] = static_cast<T>(acc);
-      });
-    });
+    kernels::reduce(kernels::Reduce::Prod, x.dtype(), x.data_ptr(), layout, out.dtype(), out.data_ptr(),
+                    cuda_seam::device_of(out), "prod");
     if (ctx.is_recording()) {
       ctx.save_for_backward(x, out);
       ctx.shape = x.sizes().dims();
@@ -94,18 +66,8 @@ struct Extremum {
   static Tensor forward(Ctx& ctx, const Tensor& x, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    if (x.device().is_cuda())
-      cuda_seam::reduce(IsMax ? kernels::cuda::Reduce::Max : kernels::cuda::Reduce::Min, x, layout, out);
-    else dispatch_all(x.dtype(), IsMax ? "amax" : "amin", [&]<class T>() {
-      T* o = out.cpu_data_ptr<T>();
-      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
-        T best = *base;
-        for_each_reduced(layout, base, [&](T v, int64_t) {
-          if (beats<IsMax>(v, best)) best = v;
-        });
-        o[index] = best;
-      });
-    });
+    kernels::reduce(IsMax ? kernels::Reduce::Max : kernels::Reduce::Min, x.dtype(), x.data_ptr(), layout, out.dtype(),
+                    out.data_ptr(), cuda_seam::device_of(out), IsMax ? "amax" : "amin");
     if (ctx.is_recording()) {
       ctx.save_for_backward(x, out);
       ctx.shape = x.sizes().dims();
@@ -166,22 +128,8 @@ Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool,
   }
   Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(kInt64).device(x.device()));
   auto layout = reduction_layout(x, dims);
-  int64_t* o = out.cpu_data_ptr<int64_t>();
-  auto kernel = [&]<class T>() {
-    for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
-      T best = *base;
-      int64_t best_index = 0;
-      for_each_reduced(layout, base, [&](T v, int64_t i) {
-        if (beats<IsMax>(v, best)) {
-          best = v;
-          best_index = i;
-        }
-      });
-      o[index] = best_index;
-    });
-  };
-  if (allow_bool) dispatch_all(x.dtype(), op, kernel);
-  else dispatch_numeric_and_reduced(x.dtype(), op, kernel);
+  kernels::arg_extremum(IsMax, x.dtype(), x.data_ptr(), layout, static_cast<int64_t*>(out.data_ptr()), allow_bool,
+                        cuda_seam::device_of(out), op);
   return out;
 }
 

@@ -13,14 +13,11 @@
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
+#include "kernels/reduce.h"
 
 namespace gradiens {
 
 namespace {
-
-using kernels::cpu::for_each_output;
-using kernels::cpu::for_each_reduced;
-using kernels::cpu::sum_of_squares;
 
 IntArrayRef optional_dims(const std::optional<std::vector<int64_t>>& dims) {
   return dims ? IntArrayRef(*dims) : IntArrayRef();
@@ -62,14 +59,15 @@ Tensor cuda_norm(const Tensor& x, double p, NormKind kind, const DimVector& dims
   NoGradGuard no_grad;
   switch (kind) {
     case NormKind::Two:
-      cuda_seam::reduce(kernels::cuda::Reduce::SumOfSquares, x, layout, out);
+      kernels::reduce(kernels::Reduce::SumOfSquares, x.dtype(), x.data_ptr(), layout, out.dtype(), out.data_ptr(),
+                      cuda_seam::device_of(out), "norm");
       return sqrt(out);
     case NormKind::Inf:
     case NormKind::NegInf: {
       if (x.numel() == 0) return zeros(out.sizes(), out.options());
       Tensor a = abs(x);
-      cuda_seam::reduce(kind == NormKind::Inf ? kernels::cuda::Reduce::Max : kernels::cuda::Reduce::Min, a,
-                        reduction_layout(a, dims), out);
+      kernels::reduce(kind == NormKind::Inf ? kernels::Reduce::Max : kernels::Reduce::Min, a.dtype(), a.data_ptr(),
+                      reduction_layout(a, dims), out.dtype(), out.data_ptr(), cuda_seam::device_of(out), "norm");
       return out;
     }
     case NormKind::Zero: return sum(ne(x, 0).to(x.dtype()), dims, keepdim);
@@ -87,38 +85,9 @@ struct Norm {
     const NormKind kind = norm_kind(p);
     if (x.device().is_cuda()) {
       out = cuda_norm(x, p, kind, dims, keepdim, layout, out);
-    } else dispatch_floating_and_reduced(x.dtype(), "norm", [&]<class T>() {
-      T* o = out.cpu_data_ptr<T>();
-      if (kind == NormKind::Two && layout.reduced_sizes.size() == 1 && layout.reduced_strides[0] == 1) {
-        // The common case (gradient norms): one contiguous run per output.
-        const int64_t n = layout.reduced_sizes[0];
-        for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
-          o[index] = static_cast<T>(std::sqrt(sum_of_squares(base, n)));
-        });
-        return;
-      }
-      for_each_output(layout, x.cpu_data_ptr<T>(), [&](int64_t index, const T* base) {
-        double acc = kind == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
-        bool any = false, nan = false;
-        for_each_reduced(layout, base, [&](T v, int64_t) {
-          double a = std::abs(static_cast<double>(v));
-          any = true;
-          switch (kind) {
-            case NormKind::Zero: acc += v != 0; break;
-            case NormKind::One: acc += a; break;
-            case NormKind::Two: acc += a * a; break;
-            case NormKind::Inf: nan |= a != a; acc = std::max(acc, a); break;
-            case NormKind::NegInf: nan |= a != a; acc = std::min(acc, a); break;
-            case NormKind::General: acc += std::pow(a, p); break;
-          }
-        });
-        if (kind == NormKind::Two) acc = std::sqrt(acc);
-        else if (kind == NormKind::General) acc = std::pow(acc, 1.0 / p);
-        else if (nan) acc = std::numeric_limits<double>::quiet_NaN();
-        else if (kind == NormKind::NegInf && !any) acc = 0;
-        o[index] = static_cast<T>(acc);
-      });
-    });
+    } else {
+      kernels::vector_norm(p, x.dtype(), x.data_ptr(), layout, out.data_ptr(), cuda_seam::device_of(out), "norm");
+    }
     if (ctx.is_recording()) {
       ctx.save_for_backward(x, out);
       ctx.real = p;

@@ -14,6 +14,7 @@
 #include "engine/functions.h"
 #include "engine/memory_format.h"
 #include "engine/ops/advanced_indexing.h"
+#include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 
@@ -304,18 +305,7 @@ struct Cat {
       Geometry g = geometry_of(out);
       g.offset += offset * g.strides[d];
       g.sizes[d] = t.sizes()[d];
-      Tensor slot = make_view(out, g);
-      if (out.device().is_cuda()) {
-        copy_data(slot, t);
-        offset += t.sizes()[d];
-        continue;
-      }
-      auto iter = make_iterator(slot, {t});
-      dispatch_all(dt, "cat", [&]<class D>() {
-        dispatch_all(t.dtype(), "cat", [&]<class S>() {
-          elementwise_kernel<D, S>(iter, [](S v) { return static_cast<D>(v); });
-        });
-      });
+      cuda_seam::copy_op(make_view(out, g), t);  // converting to the result dtype
       offset += t.sizes()[d];
     }
     return out;

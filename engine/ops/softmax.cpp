@@ -13,56 +13,13 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/lines.h"
 #include "engine/ops/reduce_util.h"
-#include "kernels/cpu/parallel.h"
-#include "kernels/cpu/vector_math.h"
+#include "kernels/reduce.h"
+#include "kernels/softmax.h"
 
 namespace gradiens {
 
 namespace {
 
-// float32 sums accumulate in double: a long line then loses no mass to rounding.
-template <class T>
-using SoftmaxAcc = std::conditional_t<std::is_same_v<T, float>, double, T>;
-
-// Contiguous x with d not the last dim, viewed as [outer, n, inner]: each
-// n x inner block is done with loops running along the contiguous inner dim
-// and one vectorized exp over the block, instead of n-strided lines.
-template <bool Log, class T>
-void softmax_blocks(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner) {
-  int64_t grain = std::max<int64_t>(1, kernels::cpu::kElementwiseGrainSize / (4 * n * inner));
-  kernels::cpu::parallel_for(0, outer, grain, [&](int64_t begin, int64_t end) {
-    std::vector<T> max(static_cast<size_t>(inner));
-    std::vector<SoftmaxAcc<T>> total(static_cast<size_t>(inner));
-    for (int64_t block = begin; block < end; ++block) {
-      const T* x = src + block * n * inner;
-      T* y = dst + block * n * inner;
-      std::fill(max.begin(), max.end(), -std::numeric_limits<T>::infinity());
-      std::fill(total.begin(), total.end(), 0);
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < inner; ++i) max[i] = x[j * inner + i] > max[i] ? x[j * inner + i] : max[i];
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < inner; ++i) y[j * inner + i] = x[j * inner + i] - max[i];
-      kernels::cpu::unary_math(kernels::cpu::UnaryMath::Exp, y, y, n * inner);
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < inner; ++i) total[i] += y[j * inner + i];
-      if constexpr (Log) {
-        for (int64_t i = 0; i < inner; ++i) total[i] = std::log(total[i]);
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t i = 0; i < inner; ++i)
-            y[j * inner + i] = (x[j * inner + i] - max[i]) - static_cast<T>(total[i]);
-      } else {
-        for (int64_t i = 0; i < inner; ++i) total[i] = 1 / total[i];
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t i = 0; i < inner; ++i) y[j * inner + i] *= static_cast<T>(total[i]);
-      }
-    }
-  });
-}
-
-// y = exp(x - max) / sum, or for Log: y = (x - max) - log(sum). A NaN anywhere
-// in a line makes the whole line NaN, as do +inf and an all -inf line (PyTorch's
-// results). The output line holds exp(x - max) until the sum is known; along a
-// contiguous line the exp is the vectorized one.
 // softmax on a cuda device from device ops: the line's max (a deterministic
 // reduction), exp of the shifted line, and its sum.
 template <bool Log>
@@ -71,7 +28,8 @@ Tensor cuda_softmax(const Tensor& x, int64_t d) {
   if (x.numel() == 0) return empty(x.sizes(), x.options());
   const DimVector dims{d};
   Tensor max = empty(reduced_shape(x.sizes(), dims, true), x.options());
-  cuda_seam::reduce(kernels::cuda::Reduce::Max, x, reduction_layout(x, dims), max);
+  kernels::reduce(kernels::Reduce::Max, x.dtype(), x.data_ptr(), reduction_layout(x, dims), max.dtype(), max.data_ptr(),
+                  cuda_seam::device_of(max), "softmax");
   Tensor shifted = x - max;
   if constexpr (Log) return shifted - log(exp(shifted).sum({d}, true));
   Tensor e = exp(shifted);
@@ -86,36 +44,8 @@ Tensor softmax_kernel(const Tensor& x, int64_t d) {
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
-  const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
-  dispatch_floating(x.dtype(), Log ? "log_softmax" : "softmax", [&]<class T>() {
-    const T* src = x.cpu_data_ptr<T>();
-    T* dst = out.cpu_data_ptr<T>();
-    int64_t inner = 1;
-    for (size_t i = static_cast<size_t>(d) + 1; i < in.sizes.size(); ++i) inner *= in.sizes[i];
-    if (x.is_contiguous() && inner > 1) {
-      softmax_blocks<Log>(src, dst, x.numel() / (n * inner), n, inner);
-      return;
-    }
-    for_each_line<2>(in.sizes, d, {in.strides, o.strides}, 4 * n, [&](const std::array<int64_t, 2>& offsets) {
-      const T* xl = src + offsets[0];
-      T* yl = dst + offsets[1];
-      T max = -std::numeric_limits<T>::infinity();
-      for (int64_t j = 0; j < n; ++j) max = xl[j * in_stride] > max ? xl[j * in_stride] : max;
-      for (int64_t j = 0; j < n; ++j) yl[j * out_stride] = xl[j * in_stride] - max;
-      if (out_stride == 1) kernels::cpu::unary_math(kernels::cpu::UnaryMath::Exp, yl, yl, n);
-      else
-        for (int64_t j = 0; j < n; ++j) yl[j * out_stride] = std::exp(yl[j * out_stride]);
-      SoftmaxAcc<T> total = 0;
-      for (int64_t j = 0; j < n; ++j) total += yl[j * out_stride];
-      if constexpr (Log) {
-        T log_total = static_cast<T>(std::log(total));
-        for (int64_t j = 0; j < n; ++j) yl[j * out_stride] = (xl[j * in_stride] - max) - log_total;
-      } else {
-        T inverse = static_cast<T>(1 / total);
-        for (int64_t j = 0; j < n; ++j) yl[j * out_stride] *= inverse;
-      }
-    });
-  });
+  kernels::softmax(Log, x.dtype(), x.data_ptr(), in.strides, x.is_contiguous(), out.data_ptr(), o.strides, in.sizes, d,
+                   cuda_seam::device_of(out));
   return out;
 }
 
@@ -128,7 +58,7 @@ Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
   if (is_reduced_floating_point(y.dtype()))
     return softmax_backward_kernel<Log>(g.to(kFloat32), y.to(kFloat32), d).to(y.dtype());
   if (y.device().is_cuda()) {
-    // The same formulas as the CPU loops below, from device ops.
+    // The same formulas as the fused kernel, from device ops.
     NoGradGuard no_grad;
     if constexpr (Log) return g - exp(y) * g.sum({d}, true);
     else return y * (g - (g * y).sum({d}, true));
@@ -136,28 +66,8 @@ Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
   Tensor out = empty(y.sizes(), y.options());
   if (y.numel() == 0) return out;
   LineGeometry lg = line_geometry(g), ly = line_geometry(y), lo = line_geometry(out);
-  const int64_t n = ly.sizes[d], gs = lg.strides[d], ys = ly.strides[d], os = lo.strides[d];
-  dispatch_floating(y.dtype(), Log ? "log_softmax_backward" : "softmax_backward", [&]<class T>() {
-    const T* gp = g.cpu_data_ptr<T>();
-    const T* yp = y.cpu_data_ptr<T>();
-    T* op = out.cpu_data_ptr<T>();
-    for_each_line<3>(ly.sizes, d, {lg.strides, ly.strides, lo.strides}, 3 * n,
-                     [&](const std::array<int64_t, 3>& offsets) {
-                       const T* gl = gp + offsets[0];
-                       const T* yl = yp + offsets[1];
-                       T* ol = op + offsets[2];
-                       SoftmaxAcc<T> total = 0;
-                       if constexpr (Log) {
-                         for (int64_t j = 0; j < n; ++j) total += gl[j * gs];
-                         for (int64_t j = 0; j < n; ++j)
-                           ol[j * os] = gl[j * gs] - std::exp(yl[j * ys]) * static_cast<T>(total);
-                       } else {
-                         for (int64_t j = 0; j < n; ++j) total += static_cast<SoftmaxAcc<T>>(gl[j * gs]) * yl[j * ys];
-                         for (int64_t j = 0; j < n; ++j)
-                           ol[j * os] = yl[j * ys] * (gl[j * gs] - static_cast<T>(total));
-                       }
-                     });
-  });
+  kernels::softmax_backward(Log, y.dtype(), g.data_ptr(), lg.strides, y.data_ptr(), ly.strides, out.data_ptr(),
+                            lo.strides, ly.sizes, d, cuda_seam::device_of(out));
   return out;
 }
 

@@ -12,15 +12,16 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cpu/parallel.h"
-#include "kernels/cpu/vector_math.h"
+#include "kernels/elementwise.h"
+#include "kernels/unary.h"
 
 namespace gradiens {
 
 namespace {
 
-using kernels::cpu::UnaryMath;
+using kernels::UnaryMath;
 using kernels::cpu::elementwise_kernel;
+using cuda_seam::device_of;
 
 // Applies a vectorized math function; integer inputs compute in float32 as in
 // PyTorch, and so do float16/bfloat16 (rounded once per result). As PyTorch's
@@ -31,34 +32,17 @@ Tensor float_math(const Tensor& x, UnaryMath op, std::string_view name) {
   Tensor xc = x.is_floating_point() ? x : x.to(get_default_dtype());
   if (!is_non_overlapping_and_dense(xc.sizes(), xc.strides())) xc = xc.contiguous();
   Tensor out = empty_strided(xc.sizes(), xc.strides(), xc.options());
-  if (out.device().is_cuda()) {
-    if (out.numel() > 0)
-      kernels::cuda::unary_math(op, out.dtype(), xc.data_ptr(), out.data_ptr(), out.numel(), cuda_seam::stream_of(out));
-    return out;
-  }
-  dispatch_floating_and_reduced(xc.dtype(), name, [&]<class T>() {
-    const T* in = xc.cpu_data_ptr<T>();
-    T* o = out.cpu_data_ptr<T>();
-    kernels::cpu::parallel_for(0, xc.numel(), kernels::cpu::kElementwiseGrainSize / 4, [&](int64_t b, int64_t e) {
-      kernels::cpu::unary_math(op, in + b, o + b, e - b);
-    });
-  });
+  (void)name;  // every floating dtype has the vectorized kernels
+  kernels::unary_math(op, out.dtype(), xc.data_ptr(), out.data_ptr(), out.numel(), device_of(out));
   return out;
 }
 
 // Floating inputs take the vectorized path; integer inputs a typed scalar loop.
-template <class F>
-Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name, F f) {
+Tensor numeric_math(const Tensor& x, UnaryMath op, std::string_view name) {
   if (x.is_floating_point()) return float_math(x, op, name);
-  if (x.device().is_cuda()) {
-    GD_CHECK(op == UnaryMath::Neg, fmt::format("{}: integer tensors on CUDA are not supported yet", name));
-    Tensor out = empty(x.sizes(), x.options());
-    cuda_seam::binary_scalar(kernels::cuda::Binary::Sub, out, x, 0, /*scalar_first=*/true);
-    return out;
-  }
   Tensor out = empty(x.sizes(), x.options());
-  auto iter = make_iterator(out, {x});
-  dispatch_numeric(x.dtype(), name, [&]<class T>() { elementwise_kernel<T, T>(iter, [&](T v) { return static_cast<T>(f(v)); }); });
+  kernels::integer_math(op, x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(), device_of(out),
+                        name);
   return out;
 }
 
@@ -67,7 +51,7 @@ struct Neg {
   static Tensor forward(Ctx&, const Tensor& x) {
     GD_CHECK(x.dtype() != kBool, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                                  "to invert a mask, use the `~` or `logical_not()` operator instead.");
-    return numeric_math(x, UnaryMath::Neg, "neg", [](auto v) { return -v; });
+    return numeric_math(x, UnaryMath::Neg, "neg");
   }
   static GradList backward(Ctx&, const Tensor& g) { return {-g}; }
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor&) { return -t[0]; }
@@ -141,7 +125,7 @@ struct Abs {
   static constexpr std::string_view name = "AbsBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& x) {
     ctx.save_for_backward(x);
-    return numeric_math(x, UnaryMath::Abs, "abs", [](auto v) { return v < 0 ? -v : v; });
+    return numeric_math(x, UnaryMath::Abs, "abs");
   }
   static GradList backward(Ctx& ctx, const Tensor& g) { return {g * sign(ctx.saved(0))}; }
   static Tensor jvp(const Tensor&, const GradList& t, const Tensor& x) { return t[0] * sign(x); }
@@ -150,7 +134,7 @@ struct Abs {
 struct Sign {
   static constexpr std::string_view name = "SignBackward0";
   static Tensor forward(Ctx&, const Tensor& x) {
-    return numeric_math(x, UnaryMath::Sign, "sign", [](auto v) { return (v > 0) - (v < 0); });
+    return numeric_math(x, UnaryMath::Sign, "sign");
   }
   static GradList backward(Ctx&, const Tensor& g) { return {zeros_like(g)}; }
   static Tensor jvp(const Tensor& y, const GradList&, const Tensor&) { return zeros_like(y); }
@@ -229,7 +213,7 @@ struct Sigmoid {
 struct Relu {
   static constexpr std::string_view name = "ReluBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& x) {
-    Tensor y = numeric_math(x, UnaryMath::Relu, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+    Tensor y = numeric_math(x, UnaryMath::Relu, "relu");
     ctx.save_for_backward(y);
     return y;
   }
@@ -318,25 +302,10 @@ struct ScaledProduct3 {
       return a * b * c * scale;
     }
     Tensor out = empty(a.sizes(), a.options());
-    if (out.device().is_cuda()) {
-      Tensor ac = a.contiguous(), bc = b.contiguous(), cc = c.contiguous();
-      if (out.numel() > 0)
-        kernels::cuda::scaled_product(out.dtype(), ac.data_ptr(), bc.data_ptr(), cc.data_ptr(), scale, out.data_ptr(),
-                                      out.numel(), cuda_seam::stream_of(out));
-      return out;
-    }
-    dispatch_floating(a.dtype(), "scaled_product", [&]<class T>() {
-      const T s = static_cast<T>(scale);
-      if (same_dense_layout({a, b, c})) {  // the vectorized kernel, same rounding
-        const T *ap = a.cpu_data_ptr<T>(), *bp = b.cpu_data_ptr<T>(), *cp = c.cpu_data_ptr<T>();
-        T* op = out.cpu_data_ptr<T>();
-        kernels::cpu::parallel_for(0, a.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-          kernels::cpu::scaled_product(ap + lo, bp + lo, cp + lo, s, op + lo, hi - lo);
-        });
-        return;
-      }
-      elementwise_kernel<T, T, T, T>(make_iterator(out, {a, b, c}), [s](T x, T y, T z) { return s * (x * y * z); });
-    });
+    // The dense kernel; strided or broadcast operands are made dense first (same rounding).
+    Tensor ac = a.contiguous(), bc = b.contiguous(), cc = c.contiguous();
+    kernels::scaled_product(out.dtype(), ac.data_ptr(), bc.data_ptr(), cc.data_ptr(), scale, out.data_ptr(),
+                            out.numel(), device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -348,22 +317,9 @@ struct ScaledProduct3 {
       // Nothing records: the three products in one pass over g, a, b and c, with
       // the same rounding as the three calls below.
       GradList grads{empty(g.sizes(), g.options()), empty(g.sizes(), g.options()), empty(g.sizes(), g.options())};
-      if (g.device().is_cuda()) {
-        if (g.numel() > 0)
-          kernels::cuda::scaled_product_backward(g.dtype(), g.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr(), s,
-                                                 grads[0].data_ptr(), grads[1].data_ptr(), grads[2].data_ptr(),
-                                                 g.numel(), cuda_seam::stream_of(g));
-        return grads;
-      }
-      dispatch_floating(g.dtype(), "scaled_product", [&]<class T>() {
-        const T *gp = g.cpu_data_ptr<T>(), *ap = a.cpu_data_ptr<T>(), *bp = b.cpu_data_ptr<T>(), *cp = c.cpu_data_ptr<T>();
-        T *ga = grads[0].cpu_data_ptr<T>(), *gb = grads[1].cpu_data_ptr<T>(), *gc = grads[2].cpu_data_ptr<T>();
-        const T st = static_cast<T>(s);
-        kernels::cpu::parallel_for(0, g.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-          kernels::cpu::scaled_product_backward(gp + lo, ap + lo, bp + lo, cp + lo, st, ga + lo, gb + lo, gc + lo,
-                                                hi - lo);
-        });
-      });
+      kernels::scaled_product_backward(g.dtype(), g.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr(), s,
+                                       grads[0].data_ptr(), grads[1].data_ptr(), grads[2].data_ptr(), g.numel(),
+                                       device_of(g));
       return grads;
     }
     return {ctx.needs_input_grad(0) ? scaled_product(g, b, c, s) : Tensor(),
@@ -389,15 +345,7 @@ struct TanhBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
-    if (out.device().is_cuda()) {
-      if (out.numel() > 0)
-        kernels::cuda::tanh_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(),
-                                     cuda_seam::stream_of(out));
-      return out;
-    }
-    dispatch_floating_and_reduced(y.dtype(), "tanh_backward", [&]<class T>() {
-      kernels::cpu::tanh_backward(gc.cpu_data_ptr<T>(), yc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), y.numel());
-    });
+    kernels::tanh_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(), device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -408,20 +356,8 @@ struct TanhBackwardOp {
       // Nothing records: both gradients in one pass over gg, grad and y, with the
       // same rounding as the two ops below.
       GradList grads{empty(y.sizes(), y.options()), empty(y.sizes(), y.options())};
-      if (y.device().is_cuda()) {
-        if (y.numel() > 0)
-          kernels::cuda::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(),
-                                                grads[0].data_ptr(), grads[1].data_ptr(), y.numel(),
-                                                cuda_seam::stream_of(y));
-        return grads;
-      }
-      dispatch_floating(y.dtype(), "tanh_backward", [&]<class T>() {
-        const T *ggp = gg.cpu_data_ptr<T>(), *gp = grad.cpu_data_ptr<T>(), *yp = y.cpu_data_ptr<T>();
-        T *d_grad = grads[0].cpu_data_ptr<T>(), *d_y = grads[1].cpu_data_ptr<T>();
-        kernels::cpu::parallel_for(0, y.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-          kernels::cpu::tanh_backward_backward(ggp + lo, gp + lo, yp + lo, d_grad + lo, d_y + lo, hi - lo);
-        });
-      });
+      kernels::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(), grads[0].data_ptr(),
+                                      grads[1].data_ptr(), y.numel(), device_of(y));
       return grads;
     }
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),
@@ -460,20 +396,8 @@ struct ThresholdBackwardOp {
       return where(self <= threshold, 0.0, grad);
     }
     Tensor out = empty_strided(self.sizes(), self.strides(), self.options());
-    if (out.numel() == 0) return out;
-    if (out.device().is_cuda()) {
-      kernels::cuda::threshold_backward(out.dtype(), grad.data_ptr(), self.data_ptr(), threshold.to_double(),
-                                        out.data_ptr(), out.numel(), cuda_seam::stream_of(out));
-      return out;
-    }
-    dispatch_floating(out.dtype(), "threshold_backward", [&]<class T>() {
-      const T *gp = grad.cpu_data_ptr<T>(), *sp = self.cpu_data_ptr<T>();
-      T* op = out.cpu_data_ptr<T>();
-      const T limit = threshold.to<T>();
-      kernels::cpu::parallel_for(0, out.numel(), kernels::cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-        kernels::cpu::threshold_backward(gp + lo, sp + lo, limit, op + lo, hi - lo);
-      });
-    });
+    kernels::threshold_backward(out.dtype(), grad.data_ptr(), self.data_ptr(), cuda_seam::number_of(threshold),
+                                out.data_ptr(), out.numel(), device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -495,15 +419,7 @@ struct SigmoidBackwardOp {
     }
     Tensor gc = grad.contiguous(), yc = y.contiguous();
     Tensor out = empty(y.sizes(), y.options());
-    if (out.device().is_cuda()) {
-      if (out.numel() > 0)
-        kernels::cuda::sigmoid_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(),
-                                        cuda_seam::stream_of(out));
-      return out;
-    }
-    dispatch_floating_and_reduced(y.dtype(), "sigmoid_backward", [&]<class T>() {
-      kernels::cpu::sigmoid_backward(gc.cpu_data_ptr<T>(), yc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), y.numel());
-    });
+    kernels::sigmoid_backward(out.dtype(), gc.data_ptr(), yc.data_ptr(), out.data_ptr(), out.numel(), device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {

@@ -51,16 +51,7 @@ void copy(ScalarType dst_dtype, const Strided& dst, ScalarType src_dtype, const 
 // Same edge values as kernels::cpu::unary_math.
 void unary_math(UnaryMath op, ScalarType dtype, const void* in, void* out, int64_t n, StreamHandle stream);
 
-enum class Binary {
-  Add,       // a + alpha * b
-  Sub,       // a - alpha * b
-  Mul,       // a * b
-  Div,       // a / b (true division)
-  Maximum,   // NaN-propagating
-  Minimum,   // NaN-propagating
-  Pow,       // pow(a, b)
-  Atan2,     // atan2(a, b)
-};
+using kernels::Binary;  // kernels/math_ops.h
 // out = op(a, b) over `shape`, every operand of `dtype` (float32, float64,
 // int32 or int64; integer Div/Pow/Atan2 are not supported); any strides.
 // alpha scales b for Add and Sub (x + 1 * y rounds as x + y).
@@ -72,7 +63,7 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
 void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Shape& shape, double scalar,
                    bool scalar_first, double alpha, StreamHandle stream);
 
-enum class Compare { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
+using kernels::Compare;  // kernels/math_ops.h
 // out (bool) = a op b over `shape`, a and b of `dtype` (any dtype); any strides.
 // And, Or and Xor are logical: an operand counts as true when it is nonzero.
 void compare(Compare op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
@@ -96,13 +87,7 @@ void scaled_product(ScalarType dtype, const void* a, const void* b, const void* 
 void scaled_product_backward(ScalarType dtype, const void* g, const void* a, const void* b, const void* c, double s,
                              void* grad_a, void* grad_b, void* grad_c, int64_t n, StreamHandle stream);
 
-enum class Reduce {
-  Sum,
-  Prod,
-  Max,   // NaN-propagating
-  Min,   // NaN-propagating
-  SumOfSquares,
-};
+using kernels::Reduce;  // kernels/math_ops.h
 // Reduces the trailing `reduced_ndim` dimensions of `shape` (the leading ones
 // are kept): out, contiguous, gets shape.sizes[0 .. ndim - reduced_ndim) in
 // row-major order. in_dtype and out_dtype are equal, except a Sum of bool or

@@ -9,8 +9,8 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/sparse.h"
-#include "kernels/cuda/multi_tensor.h"
-#include "kernels/cuda/runtime.h"
+#include "engine/ops/cuda_seam.h"
+#include "kernels/multi_tensor.h"
 
 namespace gradiens::optim::detail {
 
@@ -87,16 +87,11 @@ void add_slot(TensorList<T>& list, const Tensor& param, const Tensor& grad, cons
 }  // namespace
 
 void GroupBuffers::update(const AnyKernel& kernel) {
-  if (device_ && device_->is_cuda()) {
-    // One scalars entry per distinct step count (the SGD kernel reads entry 0).
-    const size_t scalar_count = std::max<size_t>(steps_.size(), 1);
-    auto stream = kernels::cuda::current_stream(device_->index());
-    if (!float32_.slots.empty()) kernels::cuda::multi_tensor_update(kernel, scalar_count, float32_, stream);
-    if (!float64_.slots.empty()) kernels::cuda::multi_tensor_update(kernel, scalar_count, float64_, stream);
-  } else {
-    if (!float32_.slots.empty()) multi_tensor_update(kernel, float32_);
-    if (!float64_.slots.empty()) multi_tensor_update(kernel, float64_);
-  }
+  // One scalars entry per distinct step count (the SGD kernel reads entry 0).
+  const size_t scalar_count = std::max<size_t>(steps_.size(), 1);
+  const kernels::DeviceRef device = device_ ? cuda_seam::device_of(*device_) : kernels::DeviceRef{};
+  if (!float32_.slots.empty()) kernels::multi_tensor_update(kernel, scalar_count, float32_, device);
+  if (!float64_.slots.empty()) kernels::multi_tensor_update(kernel, scalar_count, float64_, device);
   write_back();
 }
 

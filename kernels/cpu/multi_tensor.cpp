@@ -1,5 +1,5 @@
-// The multi-tensor kernels of multi_tensor.h in Highway, compiled once per SIMD
-// target and chosen at runtime (Note [Compiled SIMD targets] in kernels/cpu/vector_math.cpp).
+// The CPU's multi-tensor update kernels of the first-order optimizers
+// (kernels/multi_tensor.h) in Highway, compiled once per SIMD target and chosen at runtime (Note [Compiled SIMD targets] in kernels/cpu/vector_math.cpp).
 
 // Note [No contraction in the optimizer kernels]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -13,7 +13,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-#include "optim/detail/multi_tensor.h"
+#include "kernels/cpu/multi_tensor.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -25,14 +25,14 @@
 #include "kernels/cpu/parallel.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "optim/detail/multi_tensor.cpp"
+#define HWY_TARGET_INCLUDE "kernels/cpu/multi_tensor.cpp"
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_AVX3_DL)  // as kernels/cpu/vector_math.cpp
 #include "hwy/foreach_target.h"  // must come before highway.h
 
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace gradiens::optim::detail {
+namespace gradiens::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -290,11 +290,11 @@ void update_double(const AnyKernel& kernel, const TensorSlot<double>* slots, siz
 }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace gradiens::optim::detail
+}  // namespace gradiens::kernels::cpu
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace gradiens::optim::detail {
+namespace gradiens::kernels::cpu {
 
 HWY_EXPORT(update_float);
 HWY_EXPORT(update_double);
@@ -302,15 +302,15 @@ HWY_EXPORT(update_double);
 // The list's range of elements is split between threads; each part goes to the
 // best target's copy of the kernel.
 void multi_tensor_update(const AnyKernel& kernel, const TensorList<float>& list) {
-  kernels::cpu::parallel_for(0, list.numel, kernels::cpu::kElementwiseGrainSize, [&](int64_t begin, int64_t end) {
+  parallel_for(0, list.numel, kElementwiseGrainSize, [&](int64_t begin, int64_t end) {
     HWY_DYNAMIC_DISPATCH(update_float)(kernel, list.slots.data(), list.slots.size(), begin, end);
   });
 }
 void multi_tensor_update(const AnyKernel& kernel, const TensorList<double>& list) {
-  kernels::cpu::parallel_for(0, list.numel, kernels::cpu::kElementwiseGrainSize, [&](int64_t begin, int64_t end) {
+  parallel_for(0, list.numel, kElementwiseGrainSize, [&](int64_t begin, int64_t end) {
     HWY_DYNAMIC_DISPATCH(update_double)(kernel, list.slots.data(), list.slots.size(), begin, end);
   });
 }
 
-}  // namespace gradiens::optim::detail
+}  // namespace gradiens::kernels::cpu
 #endif  // HWY_ONCE

@@ -1,0 +1,237 @@
+// The strided elementwise entry points (kernels/elementwise.h): the CPU's
+// iterator and named kernels, or the CUDA kernels on the device's stream.
+#include "kernels/elementwise.h"
+
+#include <string>
+
+#include "kernels/cpu/elementwise_ops.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vector_math.h"
+#include "kernels/cuda/ops.h"
+
+namespace gradiens::kernels {
+
+namespace {
+
+int64_t numel_of(IntArrayRef shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+cuda::Shape cuda_shape(IntArrayRef sizes) {
+  GD_CHECK(sizes.size() <= static_cast<size_t>(cuda::kMaxDims),
+           "CUDA kernels take tensors of at most " + std::to_string(cuda::kMaxDims) + " dimensions, got " +
+               std::to_string(sizes.size()));
+  cuda::Shape shape;
+  shape.ndim = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
+  return shape;
+}
+
+// The operand's strides over `shape`: 0 on the dims it is broadcast along
+// (missing on its left, or of size 1).
+void broadcast_strides(const StridedRef& ref, IntArrayRef shape, int64_t* strides) {
+  const size_t offset = shape.size() - ref.sizes.size();
+  for (size_t d = 0; d < offset; ++d) strides[d] = 0;
+  for (size_t d = 0; d < ref.sizes.size(); ++d) strides[offset + d] = ref.sizes[d] == 1 ? 0 : ref.strides[d];
+}
+
+cuda::Strided cuda_strided(const StridedRef& ref, IntArrayRef shape) {
+  cuda::Strided s;
+  s.data = ref.data;
+  if (shape.size() <= static_cast<size_t>(cuda::kMaxDims)) broadcast_strides(ref, shape, s.strides);
+  return s;
+}
+
+// An input of the CPU iterator: its broadcast strides live in `strides`.
+cpu::Operand operand(const StridedRef& ref, ScalarType dtype, IntArrayRef shape, DimVector& strides) {
+  strides.resize(shape.size());
+  broadcast_strides(ref, shape, strides.data());
+  return {ref.data, static_cast<int64_t>(element_size(dtype)), strides};
+}
+// The output of the CPU iterator, which has the iteration shape itself.
+cpu::Operand output_operand(const StridedRef& ref, ScalarType dtype) {
+  return {ref.data, static_cast<int64_t>(element_size(dtype)), ref.strides};
+}
+
+// A row-major operand of the iteration shape itself (no broadcasting).
+bool dense_of_shape(const StridedRef& ref, IntArrayRef shape) {
+  return ref.sizes == shape && is_row_major(shape, ref.strides);
+}
+
+// The flat vectorized kernel computes op when it is a plain +, - or * (alpha 1).
+bool vector_arith(Binary op, const Number& alpha, Arith& kind) {
+  switch (op) {
+    case Binary::Add: kind = Arith::Add; return alpha.to_double() == 1;
+    case Binary::Sub: kind = Arith::Sub; return alpha.to_double() == 1;
+    case Binary::Mul: kind = Arith::Mul; return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool is_row_major(IntArrayRef shape, IntArrayRef strides) {
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef& a, const StridedRef& b,
+            IntArrayRef shape, const Number& alpha, const DeviceRef& device, std::string_view name) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape), cuda_shape(shape),
+                 alpha.to_double(), device.stream);
+    return;
+  }
+  Arith kind{};
+  if ((dtype == kFloat32 || dtype == kFloat64) && vector_arith(op, alpha, kind) && dense_of_shape(out, shape) &&
+      dense_of_shape(a, shape) && dense_of_shape(b, shape)) {
+    dispatch_floating(dtype, name, [&]<class T>() {
+      const T *ap = static_cast<const T*>(a.data), *bp = static_cast<const T*>(b.data);
+      T* o = static_cast<T*>(out.data);
+      cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+        cpu::arith(kind, ap + lo, bp + lo, o + lo, hi - lo);
+      });
+    });
+    return;
+  }
+  DimVector a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides),
+                                        operand(b, dtype, shape, b_strides)});
+  cpu::binary(op, dtype, iter, alpha, name);
+}
+
+void binary_scalar(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArrayRef shape,
+                   const Number& scalar, bool scalar_first, const Number& alpha, const DeviceRef& device,
+                   std::string_view name) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::binary_scalar(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_shape(shape),
+                        scalar.to_double(), scalar_first, alpha.to_double(), device.stream);
+    return;
+  }
+  if (numel_of(shape) == 1) {
+    cpu::binary_scalar_one(op, dtype, out.data, a.data, scalar, scalar_first, alpha, name);
+    return;
+  }
+  DimVector a_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
+  cpu::binary_scalar(op, dtype, iter, scalar, scalar_first, alpha, name);
+}
+
+void binary_scalar_one_element(Binary op, ScalarType dtype, void* out, const void* a, int64_t ndim,
+                               const Number& scalar, bool scalar_first, const Number& alpha, const DeviceRef& device,
+                               std::string_view name) {
+  // Every size 1, so every stride over the shape 0 (as broadcasting gives it).
+  const DimVector ones(static_cast<size_t>(ndim), 1), zeros(static_cast<size_t>(ndim), 0);
+  binary_scalar(op, dtype, {out, ones, zeros}, {const_cast<void*>(a), ones, zeros}, ones, scalar, scalar_first, alpha,
+                device, name);
+}
+
+void square(ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArrayRef shape, const DeviceRef& device,
+            std::string_view name) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::binary(Binary::Mul, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(a, shape),
+                 cuda_shape(shape), 1, device.stream);
+    return;
+  }
+  if (numel_of(shape) == 1) {
+    cpu::square_one(dtype, out.data, a.data, name);
+    return;
+  }
+  DimVector a_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
+  cpu::square(dtype, iter, name);
+}
+
+void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape,
+                  const DeviceRef& device, std::string_view name) {
+  if (device.is_cuda()) {
+    GD_CHECK(op == UnaryMath::Neg, std::string(name) + ": integer tensors on CUDA are not supported yet");
+    if (numel_of(shape) == 0) return;
+    cuda::binary_scalar(Binary::Sub, dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda_shape(shape), 0,
+                        /*scalar_first=*/true, 1, device.stream);
+    return;
+  }
+  DimVector in_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::integer_math(op, dtype, iter, name);
+}
+
+void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedRef& a, const StridedRef& b,
+             IntArrayRef shape, const DeviceRef& device, std::string_view name) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::compare(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape),
+                  cuda_shape(shape), device.stream);
+    return;
+  }
+  DimVector a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(a, dtype, shape, a_strides),
+                                        operand(b, dtype, shape, b_strides)});
+  cpu::compare(op, dtype, iter, name);
+}
+
+void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, const StridedRef& a, const StridedRef& b,
+           IntArrayRef shape, const DeviceRef& device) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::where(dtype, cuda_strided(out, shape), cuda_strided(cond, shape), cuda_strided(a, shape),
+                cuda_strided(b, shape), cuda_shape(shape), device.stream);
+    return;
+  }
+  DimVector cond_strides, a_strides, b_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(cond, kBool, shape, cond_strides),
+                                        operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)});
+  cpu::where(dtype, iter);
+}
+
+void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, const StridedRef& src, IntArrayRef shape,
+          const DeviceRef& device) {
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::copy(dst_dtype, cuda_strided(dst, shape), src_dtype, cuda_strided(src, shape), cuda_shape(shape),
+               device.stream);
+    return;
+  }
+  // float32 <-> float16/bfloat16 between row-major buffers: the vectorized
+  // conversions (the iterator would convert one element at a time).
+  const bool narrowing = src_dtype == kFloat32 && is_reduced_floating_point(dst_dtype);
+  const bool widening = dst_dtype == kFloat32 && is_reduced_floating_point(src_dtype);
+  if ((narrowing || widening) && dense_of_shape(dst, shape) && dense_of_shape(src, shape)) {
+    dispatch_floating_and_reduced(narrowing ? dst_dtype : src_dtype, "copy_", [&]<class T>() {
+      if constexpr (is_reduced_floating_point_v<T>) {
+        cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
+          if (narrowing) cpu::convert(static_cast<const float*>(src.data) + b, static_cast<T*>(dst.data) + b, e - b);
+          else cpu::convert(static_cast<const T*>(src.data) + b, static_cast<float*>(dst.data) + b, e - b);
+        });
+      }
+    });
+    return;
+  }
+  DimVector src_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(dst, dst_dtype), operand(src, src_dtype, shape, src_strides)});
+  cpu::cast(dst_dtype, src_dtype, iter);
+}
+
+void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Number& value, const DeviceRef& device) {
+  if (device.is_cuda()) {
+    const int64_t n = numel_of(shape);
+    if (n == 0) return;
+    GD_INTERNAL_ASSERT(is_row_major(shape, out.strides), "kernels::fill on a cuda device takes a dense buffer");
+    cuda::fill(dtype, out.data, n, value.to_double(), device.stream);
+    return;
+  }
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)});
+  cpu::fill(dtype, iter, value);
+}
+
+}  // namespace gradiens::kernels
