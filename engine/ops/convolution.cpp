@@ -1,6 +1,6 @@
 // conv2d, max_pool2d, avg_pool2d and adaptive_avg_pool2d: PyTorch's checks and
-// messages, dispatch to kernels/cpu/conv.h or, for cuda tensors, kernels/cuda/conv.h
-// (Note [Convolutions on CUDA]), and backward formulas built from these same ops
+// messages, dispatch to kernels/conv.h (on a cuda device in the layouts of
+// Note [Convolutions on CUDA]), and backward formulas built from these same ops
 // (derivative orders are listed in engine/convolution.h). Channels-last inputs run
 // in NHWC throughout, forward and backward (Note [Channels-last ops]).
 #include "engine/convolution.h"
@@ -22,15 +22,14 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/tensor_data.h"
-#include "kernels/cpu/conv.h"
-#include "kernels/cuda/conv.h"
+#include "kernels/conv.h"
 
 namespace gradiens {
 
 namespace {
 
 using Pair = std::array<int64_t, 2>;
-using kernels::cpu::Layout;
+using Layout = kernels::ConvLayout;
 
 // Note [Channels-last ops]
 // As in PyTorch, a 4-d input whose strides are channels_last (suggest_memory_format)
@@ -94,13 +93,13 @@ DimVector conv_output_size(IntArrayRef input, IntArrayRef weight, const ConvPara
 }
 
 // The kernels' geometry for dense operands in p's layout and the weight in weight_layout.
-kernels::cpu::Conv2dGeometry conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
-                                           Layout weight_layout) {
+kernels::Conv2dGeometry conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
+                                      Layout weight_layout) {
   const DimVector out = conv_output_size(input, weight, p);
-  kernels::cpu::Conv2dGeometry g{input[0],     input[1],      input[2],      input[3],      weight[0],
-                                 weight[2],    weight[3],     out[2],        out[3],        p.stride[0],
-                                 p.stride[1],  p.padding[0],  p.padding[1],  p.dilation[0], p.dilation[1],
-                                 p.groups};
+  kernels::Conv2dGeometry g{input[0],     input[1],      input[2],      input[3],      weight[0],
+                            weight[2],    weight[3],     out[2],        out[3],        p.stride[0],
+                            p.stride[1],  p.padding[0],  p.padding[1],  p.dilation[0], p.dilation[1],
+                            p.groups};
   g.layout = layout_of(p.memory_format);
   g.weight_layout = weight_layout;
   return g;
@@ -125,39 +124,34 @@ MemoryFormat weight_format_of(const Tensor& weight) {
 }
 
 // Note [Convolutions on CUDA]
-// On a cuda device each of the three passes runs through kernels/cuda/conv.h with
+// On a cuda device each of the three passes runs through kernels/conv.h with
 // every operand dense in one layout: p's for float32 (cuDNN takes NCHW and NHWC
 // alike), NCHW for float64 (im2col + cuBLAS). The weight follows the activations
 // there, and each result is returned in the layout the CPU path gives it, so the
 // nodes, their saved tensors and the gradients' layouts are the same on both
 // devices. The bias is added by a broadcast add, and its gradient is grad.sum.
 
-namespace kc = kernels::cuda;
-
 MemoryFormat cuda_conv_format(const Tensor& t, const ConvParams& p) {
   return t.dtype() == kFloat64 ? MemoryFormat::Contiguous : p.memory_format;
 }
 
-kc::Conv2dGeometry cuda_conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
-                                      MemoryFormat format) {
-  const kernels::cpu::Conv2dGeometry c = conv_geometry(input, weight, p, Layout::NCHW);
-  kc::Conv2dGeometry g{c.batch,    c.in_channels, c.in_h,     c.in_w,       c.out_channels, c.kernel_h,
-                       c.kernel_w, c.out_h,       c.out_w,    c.stride_h,   c.stride_w,     c.pad_h,
-                       c.pad_w,    c.dilation_h,  c.dilation_w, c.groups};
-  g.layout = format == MemoryFormat::ChannelsLast ? kc::ConvLayout::NHWC : kc::ConvLayout::NCHW;
+// The geometry with every operand, the weight included, dense in `format`.
+kernels::Conv2dGeometry cuda_conv_geometry(IntArrayRef input, IntArrayRef weight, const ConvParams& p,
+                                           MemoryFormat format) {
+  kernels::Conv2dGeometry g = conv_geometry(input, weight, p, layout_of(format));
+  g.layout = layout_of(format);
   return g;
 }
-
-int device_index(const Tensor& t) { return t.device().index(); }
 
 Tensor cuda_conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
   dispatch_floating(input.dtype(), "conv2d", []<class T>() {});
   const MemoryFormat format = cuda_conv_format(input, p);
   const Tensor x = input.contiguous(format), w = weight.contiguous(format);
   Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(format));
-  kc::conv2d_forward(x.dtype(), cuda_conv_geometry(x.sizes(), w.sizes(), p, format), x.data_ptr(), w.data_ptr(),
-                     out.data_ptr(), device_index(x), are_deterministic_algorithms_enabled());
-  if (bias.defined()) cuda_seam::binary(kc::Binary::Add, out, out, bias.reshape({1, -1, 1, 1}));
+  kernels::conv2d_forward(x.dtype(), cuda_conv_geometry(x.sizes(), w.sizes(), p, format), x.data_ptr(),
+                          w.data_ptr(), nullptr, out.data_ptr(), cuda_seam::device_of(x),
+                          are_deterministic_algorithms_enabled());
+  if (bias.defined()) cuda_seam::binary_op(kernels::Binary::Add, out, out, bias.reshape({1, -1, 1, 1}), 1, "conv2d");
   return out.contiguous(p.memory_format);
 }
 
@@ -167,9 +161,9 @@ Tensor cuda_conv_backward_input(const Tensor& grad_output, const Tensor& weight,
   const MemoryFormat format = cuda_conv_format(grad_output, p);
   const Tensor gy = grad_output.contiguous(format), w = weight.contiguous(format);
   Tensor grad_input = empty(input_size, gy.options().memory_format(format));
-  kc::conv2d_backward_input(gy.dtype(), cuda_conv_geometry(input_size, w.sizes(), p, format), gy.data_ptr(),
-                            w.data_ptr(), grad_input.data_ptr(), device_index(gy),
-                            are_deterministic_algorithms_enabled());
+  kernels::conv2d_backward_input(gy.dtype(), cuda_conv_geometry(input_size, w.sizes(), p, format), gy.data_ptr(),
+                                 w.data_ptr(), grad_input.data_ptr(), cuda_seam::device_of(gy),
+                                 are_deterministic_algorithms_enabled());
   return grad_input.contiguous(p.memory_format);
 }
 
@@ -179,9 +173,9 @@ Tensor cuda_conv_backward_weight(const Tensor& grad_output, const Tensor& input,
   const MemoryFormat format = cuda_conv_format(grad_output, p);
   const Tensor gy = grad_output.contiguous(format), x = input.contiguous(format);
   Tensor grad_weight = empty(weight_size, gy.options().memory_format(format));
-  kc::conv2d_backward_weight(gy.dtype(), cuda_conv_geometry(x.sizes(), weight_size, p, format), gy.data_ptr(),
-                             x.data_ptr(), grad_weight.data_ptr(), device_index(gy),
-                             are_deterministic_algorithms_enabled());
+  kernels::conv2d_backward_weight(gy.dtype(), cuda_conv_geometry(x.sizes(), weight_size, p, format), gy.data_ptr(),
+                                  x.data_ptr(), grad_weight.data_ptr(), cuda_seam::device_of(gy),
+                                  are_deterministic_algorithms_enabled());
   return grad_weight.contiguous(weight_format);
 }
 
@@ -194,12 +188,11 @@ struct Conv2dOp {
     if (input.device().is_cuda()) return cuda_conv_forward(input, weight, bias, p);
     const Tensor x = input.contiguous(p.memory_format), w = dense_weight(weight);
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
+    const kernels::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
     Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(p.memory_format));
-    dispatch_floating(x.dtype(), "conv2d", [&]<class T>() {
-      kernels::cpu::conv2d_forward(g, x.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), b.defined() ? b.cpu_data_ptr<T>() : nullptr,
-                                   out.cpu_data_ptr<T>());
-    });
+    dispatch_floating(x.dtype(), "conv2d", []<class T>() {});
+    kernels::conv2d_forward(x.dtype(), g, x.data_ptr(), w.data_ptr(), b.defined() ? b.data_ptr() : nullptr,
+                            out.data_ptr(), cuda_seam::device_of(x), are_deterministic_algorithms_enabled());
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
@@ -225,14 +218,14 @@ struct Conv2dOp {
     const MemoryFormat weight_format = weight_format_of(weight);
     if (weight_layout_of(w) != layout_of(weight_format)) return std::nullopt;
     const Tensor gy = grad.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
+    const kernels::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
     GradList grads{ctx.needs_input_grad(0) ? empty(x.sizes(), gy.options().memory_format(p.memory_format)) : Tensor(),
                    empty(w.sizes(), gy.options().memory_format(weight_format)),
                    ctx.needs_input_grad(2) ? empty({w.size(0)}, gy.options()) : Tensor()};
-    const auto data = [](const Tensor& t) { return t.defined() ? t.cpu_data_ptr<float>() : nullptr; };
+    const auto data = [](const Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; };
     const bool bias_done =
-        kernels::cpu::conv2d_backward(g, gy.cpu_data_ptr<float>(), x.cpu_data_ptr<float>(), w.cpu_data_ptr<float>(),
-                                      data(grads[0]), data(grads[1]), data(grads[2]));
+        kernels::conv2d_backward_fused(g, gy.data_ptr<float>(), x.data_ptr<float>(), w.data_ptr<float>(),
+                                       data(grads[0]), data(grads[1]), data(grads[2]), cuda_seam::device_of(gy));
     if (grads[2].defined() && !bias_done) grads[2] = gy.sum({0, 2, 3});
     return grads;
   }
@@ -252,11 +245,11 @@ struct Conv2dBackwardInputOp {
     ctx.ints = conv_ints(p);
     if (grad_output.device().is_cuda()) return cuda_conv_backward_input(grad_output, weight, input_size, p);
     const Tensor gy = grad_output.contiguous(p.memory_format), w = dense_weight(weight);
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
+    const kernels::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
-    dispatch_floating(gy.dtype(), "conv2d_backward_input", [&]<class T>() {
-      kernels::cpu::conv2d_backward_input(g, gy.cpu_data_ptr<T>(), w.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>());
-    });
+    dispatch_floating(gy.dtype(), "conv2d_backward_input", []<class T>() {});
+    kernels::conv2d_backward_input(gy.dtype(), g, gy.data_ptr(), w.data_ptr(), grad_input.data_ptr(),
+                                   cuda_seam::device_of(gy), are_deterministic_algorithms_enabled());
     return grad_input;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -279,11 +272,11 @@ struct Conv2dBackwardWeightOp {
     if (grad_output.device().is_cuda())
       return cuda_conv_backward_weight(grad_output, input, weight_size, p, weight_format);
     const Tensor gy = grad_output.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
-    const kernels::cpu::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
+    const kernels::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
     Tensor grad_weight = empty(weight_size, gy.options().memory_format(weight_format));
-    dispatch_floating(gy.dtype(), "conv2d_backward_weight", [&]<class T>() {
-      kernels::cpu::conv2d_backward_weight(g, gy.cpu_data_ptr<T>(), x.cpu_data_ptr<T>(), grad_weight.cpu_data_ptr<T>());
-    });
+    dispatch_floating(gy.dtype(), "conv2d_backward_weight", []<class T>() {});
+    kernels::conv2d_backward_weight(gy.dtype(), g, gy.data_ptr(), x.data_ptr(), grad_weight.data_ptr(),
+                                    cuda_seam::device_of(gy), are_deterministic_algorithms_enabled());
     return grad_weight;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
@@ -381,20 +374,12 @@ DimVector pool_output_size(const Tensor& input, const PoolParams& p) {
 }
 
 // For a [N, C, H, W] or unbatched [C, H, W] input.
-kernels::cpu::Pool2dGeometry pool_geometry(IntArrayRef input, IntArrayRef output, const PoolParams& p) {
+kernels::Pool2dGeometry pool_geometry(IntArrayRef input, IntArrayRef output, const PoolParams& p) {
   const bool batched = input.size() == 4;
   const size_t h = input.size() - 2, w = input.size() - 1;
   return {batched ? input[0] : 1, input[h - 1],  input[h],     input[w],      output[h],
           output[w],              p.kernel[0],   p.kernel[1],  p.stride[0],   p.stride[1],
           p.padding[0],           p.padding[1],  p.dilation[0], p.dilation[1], layout_of(p.memory_format)};
-}
-
-// The CUDA kernels' geometry (kernels/cuda/conv.h), the same as the CPU's.
-kc::Pool2dGeometry cuda_pool_geometry(IntArrayRef input, IntArrayRef output, const PoolParams& p) {
-  const kernels::cpu::Pool2dGeometry c = pool_geometry(input, output, p);
-  return {c.batch,      c.channels,   c.in_h,     c.in_w,       c.out_h,      c.out_w,
-          c.kernel_h,   c.kernel_w,   c.stride_h, c.stride_w,   c.pad_h,      c.pad_w,
-          c.dilation_h, c.dilation_w, c.layout == Layout::NHWC ? kc::ConvLayout::NHWC : kc::ConvLayout::NCHW};
 }
 
 DimVector avg_pool_ints(const PoolParams& p, bool count_include_pad) {
@@ -415,15 +400,8 @@ struct AvgPool2dBackwardOp {
                         bool count_include_pad) {
     const Tensor gy = grad_output.contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
-    if (gy.device().is_cuda()) {
-      kc::avg_pool2d_backward(gy.dtype(), cuda_pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
-                              grad_input.data_ptr(), count_include_pad, cuda_seam::stream_of(gy));
-    } else {
-      const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
-      dispatch_floating(gy.dtype(), "avg_pool2d_backward", [&]<class T>() {
-        kernels::cpu::avg_pool2d_backward(g, gy.cpu_data_ptr<T>(), grad_input.cpu_data_ptr<T>(), count_include_pad);
-      });
-    }
+    kernels::avg_pool2d_backward(gy.dtype(), pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
+                                 grad_input.data_ptr(), count_include_pad, cuda_seam::device_of(gy));
     ctx.shape = gy.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
     return grad_input;
@@ -439,15 +417,8 @@ struct AvgPool2dOp {
                         bool count_include_pad) {
     const Tensor x = input.contiguous(p.memory_format);
     Tensor out = empty(output_size, x.options().memory_format(p.memory_format));
-    if (x.device().is_cuda()) {
-      kc::avg_pool2d_forward(x.dtype(), cuda_pool_geometry(x.sizes(), output_size, p), x.data_ptr(), out.data_ptr(),
-                             count_include_pad, cuda_seam::stream_of(x));
-    } else {
-      const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
-      dispatch_floating(x.dtype(), "avg_pool2d", [&]<class T>() {
-        kernels::cpu::avg_pool2d_forward(g, x.cpu_data_ptr<T>(), out.cpu_data_ptr<T>(), count_include_pad);
-      });
-    }
+    kernels::avg_pool2d_forward(x.dtype(), pool_geometry(x.sizes(), output_size, p), x.data_ptr(), out.data_ptr(),
+                                count_include_pad, cuda_seam::device_of(x));
     ctx.shape = x.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
     return out;
@@ -495,18 +466,9 @@ struct MaxPool2dBackwardOp {
                         const PoolParams& p) {
     const Tensor gy = grad_output.contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
-    if (gy.device().is_cuda()) {
-      check_same_device(gy, indices, "max_pool2d_backward");
-      kc::max_pool2d_backward(gy.dtype(), cuda_pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
-                              static_cast<const int64_t*>(indices.data_ptr()), grad_input.data_ptr(),
-                              cuda_seam::stream_of(gy));
-    } else {
-      const kernels::cpu::Pool2dGeometry g = pool_geometry(input_size, gy.sizes(), p);
-      dispatch_floating(gy.dtype(), "max_pool2d_backward", [&]<class T>() {
-        kernels::cpu::max_pool2d_backward(g, gy.cpu_data_ptr<T>(), indices.cpu_data_ptr<int64_t>(),
-                                          grad_input.cpu_data_ptr<T>());
-      });
-    }
+    check_same_device(gy, indices, "max_pool2d_backward");
+    kernels::max_pool2d_backward(gy.dtype(), pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
+                                 indices.data_ptr<int64_t>(), grad_input.data_ptr(), cuda_seam::device_of(gy));
     ctx.save_for_backward(indices);
     ctx.ints = pool_ints(p);
     return grad_input;
@@ -525,16 +487,8 @@ struct MaxPool2dOp {
                         const PoolParams& p) {
     const Tensor x = input.contiguous(p.memory_format);
     Tensor values = empty(output_size, x.options().memory_format(p.memory_format));
-    if (x.device().is_cuda()) {
-      kc::max_pool2d_forward(x.dtype(), cuda_pool_geometry(x.sizes(), output_size, p), x.data_ptr(),
-                             values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), cuda_seam::stream_of(x));
-    } else {
-      const kernels::cpu::Pool2dGeometry g = pool_geometry(x.sizes(), output_size, p);
-      dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
-        kernels::cpu::max_pool2d_forward(g, x.cpu_data_ptr<T>(), values.cpu_data_ptr<T>(),
-                                         indices.cpu_data_ptr<int64_t>());
-      });
-    }
+    kernels::max_pool2d_forward(x.dtype(), pool_geometry(x.sizes(), output_size, p), x.data_ptr(),
+                                values.data_ptr(), indices.data_ptr<int64_t>(), cuda_seam::device_of(x));
     ctx.save_for_backward(indices);
     ctx.shape = x.sizes().dims();
     ctx.ints = pool_ints(p);

@@ -1,11 +1,12 @@
 // Indexing along a dim: gather and scatter_add (each the other's backward, so
 // every derivative order stays differentiable) and masked_fill (a where).
-// Shape rules and messages follow PyTorch's scatter/gather checks. On a cuda
-// device both run through kernels/cuda/indexing.h after a range check.
+// Shape rules and messages follow PyTorch's scatter/gather checks. Both run
+// through kernels/indexing.h, on a cuda device after a range check.
 #include <fmt/format.h>
 
 #include <atomic>
 #include <limits>
+#include <optional>
 
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
@@ -14,14 +15,11 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
-#include "kernels/cuda/indexing.h"
+#include "kernels/indexing.h"
 
 namespace gradiens {
 
 namespace {
-
-using kernels::cpu::ElementwiseIterator;
-using kernels::cpu::Operand;
 
 
 void check_index_dtype(const Tensor& index, std::string_view op) {
@@ -47,6 +45,11 @@ void check_scatter_add_shapes(const Tensor& self, int64_t dim, const Tensor& ind
 }
 
 
+// The error for the first out-of-range index a CPU kernel met, if any.
+void throw_if_bad_index(std::optional<int64_t> bad, int64_t dim, int64_t size) {
+  if (bad) throw Error(fmt::format("index {} is out of bounds for dimension {} with size {}", *bad, dim, size));
+}
+
 // out[...][i][...] = self[...][index[...][i][...]][...] along dim, over index's shape.
 Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   Tensor out = empty(index.sizes(), self.options());
@@ -57,30 +60,12 @@ Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   DimVector self_strides = s.strides;
   self_strides[dim] = 0;
   const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
-  const int64_t esize = static_cast<int64_t>(self.element_size());
-  if (self.device().is_cuda()) {
-    check_indices_on_device(index, 0, dim_size, dim);
-    kernels::cuda::index_gather(self.dtype(), cuda_seam::shape_of(i.sizes), device_operand(out, out_strides),
-                                device_operand(self, self_strides), device_operand(index, i.strides), dim_stride,
-                                cuda_seam::stream_of(out));
-    return out;
-  }
-  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
-                                     Operand{self.cpu_data_ptr(), esize, self_strides}});
-  BadIndex bad;
-  dispatch_all(self.dtype(), "gather", [&]<class T>() {
-    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-        if (k < 0 || k >= dim_size) {
-          bad.record(k);
-          continue;
-        }
-        *reinterpret_cast<T*>(p[0] + j * st[0]) = reinterpret_cast<const T*>(p[2] + j * st[2])[k * dim_stride];
-      }
-    });
-  });
-  bad.throw_if_seen(dim, dim_size);
+  if (self.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  throw_if_bad_index(kernels::index_gather(self.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
+                                           {self.data_ptr(), i.sizes, self_strides},
+                                           {index.data_ptr(), i.sizes, i.strides}, dim_stride, dim_size,
+                                           cuda_seam::device_of(out)),
+                     dim, dim_size);
   return out;
 }
 
@@ -93,35 +78,12 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   DimVector out_strides = o.strides;
   out_strides[dim] = 0;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
-  const int64_t esize = static_cast<int64_t>(self.element_size());
-  if (out.device().is_cuda()) {
-    check_indices_on_device(index, 0, dim_size, dim);
-    kernels::cuda::index_scatter(kernels::cuda::ScatterMode::Add, out.dtype(), cuda_seam::shape_of(i.sizes),
-                                 device_operand(out, out_strides), device_operand(src, r.strides),
-                                 device_operand(index, i.strides), dim_stride, 1.0,
-                                 are_deterministic_algorithms_enabled(), out.device().index(),
-                                 cuda_seam::stream_of(out));
-    return out;
-  }
-  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
-                                     Operand{src.cpu_data_ptr(), esize, r.strides}});
-  BadIndex bad;
-  dispatch_numeric_and_reduced(self.dtype(), "scatter_add", [&]<class T>() {
-    // Serial: two index entries may name the same output element.
-    iter.for_each(
-        [&](char** p, const int64_t* st, int64_t n) {
-          for (int64_t j = 0; j < n; ++j) {
-            int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-            if (k < 0 || k >= dim_size) {
-              bad.record(k);
-              continue;
-            }
-            reinterpret_cast<T*>(p[0] + j * st[0])[k * dim_stride] += *reinterpret_cast<const T*>(p[2] + j * st[2]);
-          }
-        },
-        std::numeric_limits<int64_t>::max());
-  });
-  bad.throw_if_seen(dim, dim_size);
+  if (out.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  throw_if_bad_index(kernels::index_scatter_add(out.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
+                                                {src.data_ptr(), i.sizes, r.strides},
+                                                {index.data_ptr(), i.sizes, i.strides}, dim_stride, dim_size,
+                                                are_deterministic_algorithms_enabled(), cuda_seam::device_of(out)),
+                     dim, dim_size);
   return out;
 }
 

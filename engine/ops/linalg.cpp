@@ -1,7 +1,8 @@
 // Matrix products: mm, bmm, mv, dot and matmul with torch.matmul's semantics (1-D
 // operands, folding, broadcast batch dims), their shape/dtype checks with PyTorch's
-// messages, and their backward formulas. float32/float64 go through kernels/cpu/gemm
-// reading strided operands in place; integer dtypes use a plain loop (no BLAS has them).
+// messages, and their backward formulas. Floating dtypes go through kernels/gemm.h
+// (any device) reading strided operands in place; integer dtypes use a plain CPU
+// loop (no BLAS has them).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,8 +14,8 @@
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/ops/elementwise.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cuda/runtime.h"
+#include "engine/ops/cuda_seam.h"
+#include "kernels/gemm.h"
 
 namespace gradiens {
 
@@ -200,10 +201,11 @@ void for_each_batch(const BatchLoop& loop, F&& f) {
   }
 }
 
-// The products of blas_product on a cuda device, through cuBLAS: any floating
-// dtype, float16/bfloat16 read and written as such and accumulated in float32
-// (the values of Note [Reduced floats compute in float32]).
-void cuda_blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
+// The products through the GEMM entry point (kernels/gemm.h): float32 and
+// float64 on the CPU; on a cuda device any floating dtype, float16/bfloat16
+// read and written as such and accumulated in float32 (the values of
+// Note [Reduced floats compute in float32]).
+void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
   BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
   const int64_t n = a.rows, m = a.cols, p = b.cols;
   BatchLoop loop = coalesce_batch(batch, a, b, n * p);
@@ -211,28 +213,10 @@ void cuda_blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, cons
   const char* a_data = static_cast<const char*>(a.owner.data_ptr());
   const char* b_data = static_cast<const char*>(b.owner.data_ptr());
   char* c = static_cast<char*>(out.data_ptr());
-  const int device = out.device().index();
+  const kernels::DeviceRef device = cuda_seam::device_of(out);
   for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
-    kernels::cuda::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa * size,
-                                la.ld, sa, b_data + ob * size, lb.ld, sb, 0.0, c + oc * size, p, sc, device);
-  });
-}
-
-template <class T>
-void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
-  BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
-  const int64_t n = a.rows, m = a.cols, p = b.cols;
-  BatchLoop loop = coalesce_batch(batch, a, b, n * p);
-  const T* a_data = a.owner.template cpu_data_ptr<T>();
-  const T* b_data = b.owner.template cpu_data_ptr<T>();
-  T* c = out.cpu_data_ptr<T>();
-  for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
-    if (count == 1)
-      kernels::cpu::gemm(la.transposed, lb.transposed, n, p, m, T(1), a_data + oa, la.ld, b_data + ob, lb.ld, T(0),
-                         c + oc, p);
-    else
-      kernels::cpu::gemm_batched(count, la.transposed, lb.transposed, n, p, m, T(1), a_data + oa, la.ld, sa,
-                                 b_data + ob, lb.ld, sb, T(0), c + oc, p, sc);
+    kernels::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa * size, la.ld,
+                          sa, b_data + ob * size, lb.ld, sb, 0.0, c + oc * size, p, sc, device);
   });
 }
 
@@ -278,11 +262,11 @@ Tensor product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, IntArrayRef 
   if (out.device().is_cuda()) {
     GD_CHECK(is_floating_point(out.dtype()),
              fmt::format("\"{}\" not implemented for CUDA tensors of dtype {}", op, dtype_name(out.dtype())));
-    cuda_blas_product(std::move(a), std::move(b), batch, out);
+    blas_product(std::move(a), std::move(b), batch, out);
     return out;
   }
   dispatch_numeric(out.dtype(), op, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) blas_product<T>(std::move(a), std::move(b), batch, out);
+    if constexpr (std::is_floating_point_v<T>) blas_product(std::move(a), std::move(b), batch, out);
     else loop_product<T>(a, b, batch, out.cpu_data_ptr<T>());
   });
   return out;
@@ -331,9 +315,8 @@ Tensor cuda_product_with_bias(const Tensor& bias, const Tensor& a, const Tensor&
   MatrixOperand ma = matrix_operand(a, {}), mb = matrix_operand(b, {});
   const BlasLayout la = readable_layout(ma, {}), lb = readable_layout(mb, {});
   Tensor out = empty({a.sizes()[0], p}, a.options());
-  if (!kernels::cuda::gemm_bias(a.dtype(), la.transposed, lb.transposed, ma.rows, p, ma.cols, ma.owner.data_ptr(),
-                                la.ld, mb.owner.data_ptr(), lb.ld, bias.data_ptr(), out.data_ptr(), p,
-                                a.device().index()))
+  if (!kernels::gemm_bias(a.dtype(), la.transposed, lb.transposed, ma.rows, p, ma.cols, ma.owner.data_ptr(), la.ld,
+                          mb.owner.data_ptr(), lb.ld, bias.data_ptr(), out.data_ptr(), p, cuda_seam::device_of(a)))
     return Tensor();
   return out;
 }

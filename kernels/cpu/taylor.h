@@ -11,23 +11,14 @@
 
 #include <cstdint>
 
+#include "kernels/jet.h"
+
 namespace gradiens::kernels::cpu {
 
-// The activations the kernels carry; each knows its derivatives up to order 5.
-enum class JetActivation { Tanh, Sigmoid, Silu, Relu, Sin };
-
-struct JetLayout {
-  int64_t samples = 0;      // N
-  int64_t width = 0;        // w
-  int64_t coordinates = 0;  // d
-  bool laplacian = false;
-  const double* laplacian_weights = nullptr;  // c_i, `coordinates` values; null: every c_i = 1
-  const int64_t* pure_dims = nullptr;         // `pure_count` distinct coordinates in [0, d)
-  int64_t pure_count = 0;
-  int pure_order = 2;  // 2 .. 4
-
-  int64_t blocks() const { return 1 + coordinates + (laplacian ? 1 : 0) + pure_count * (pure_order - 1); }
-};
+// The jet's layout and activations are kernels/jet.h's (the device-neutral entry points).
+using kernels::JetActivation;
+using kernels::JetLayout;
+using kernels::JetMlpLayer;
 
 // out = the jet of s(z) where z = block 0 of `jet` + bias (bias: w values, or
 // null for none) and the other blocks of `jet` are the derivatives of z:
@@ -54,17 +45,6 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 // whole network on `chunk` samples at a time, each sample block staying in
 // cache from the input to the output; the backward pass recomputes a block's
 // forward (a third more GEMM work) instead of reading saved jets from memory.
-
-// One layer: a Linear (weight [out_features, in_features], bias [out_features]
-// or null) or an activation.
-template <class T>
-struct JetMlpLayer {
-  bool linear = false;
-  int64_t in_features = 0, out_features = 0;
-  const T* weight = nullptr;
-  const T* bias = nullptr;
-  JetActivation activation = JetActivation::Tanh;
-};
 
 // out [K, N, m] = the jet of the network at x [N, d] (layout.samples = N,
 // layout.coordinates = d; layout.width is not used).

@@ -1,5 +1,5 @@
 // The recurrent cells of nn::functional, the fused LSTM/GRU pointwise ops with
-// their own backward (CPU loops here, kernels/cuda/rnn.h on a GPU), and
+// their own backward (kernels/rnn.h on any device), and
 // split_rows; the multi-output node they share.
 #include "nn/functional/rnn.h"
 
@@ -10,18 +10,15 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
-#include "kernels/cpu/vector_math.h"
-#include "kernels/cuda/rnn.h"
+#include "engine/ops/cuda_seam.h"
 #include "kernels/error.h"
+#include "kernels/rnn.h"
 #include "kernels/scalar_type.h"
 #include "nn/functional/linear.h"
 
 namespace gradiens::nn::functional {
 
 namespace {
-
-using kernels::cpu::UnaryMath;
-using kernels::cpu::unary_math;
 
 // Note [Multi-output ops]
 // apply<Op> records ops with one output. An LSTM step has two (h', c'), and
@@ -138,30 +135,8 @@ struct LstmCellPointwise {
     Tensor act = empty({batch, 4 * hidden}, gates.options());
     Tensor h = empty({batch, hidden}, gates.options()), c = empty({batch, hidden}, gates.options());
     Tensor tc = empty({batch, hidden}, gates.options());
-    if (gates.is_cuda()) {
-      kernels::cuda::lstm_cell_forward(gates.dtype(), gates.data_ptr(), cx.data_ptr(), batch, hidden, act.data_ptr(),
-                                       h.data_ptr(), c.data_ptr(), tc.data_ptr(), gates.device().index());
-      if (ctx.is_recording()) ctx.extra = {act, tc};
-      return {h, c};
-    }
-    dispatch_floating(gates.dtype(), "lstm_cell", [&]<class T>() {
-      const T* gp = gates.cpu_data_ptr<T>();
-      const T* cp = cx.cpu_data_ptr<T>();
-      T *ap = act.cpu_data_ptr<T>(), *hp = h.cpu_data_ptr<T>(), *cn = c.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>();
-      const int64_t H = hidden;
-      for (int64_t b = 0; b < batch; ++b) {
-        const T* g = gp + b * 4 * H;
-        T* a = ap + b * 4 * H;
-        unary_math(UnaryMath::Sigmoid, g, a, 2 * H);  // i, f
-        unary_math(UnaryMath::Tanh, g + 2 * H, a + 2 * H, H);
-        unary_math(UnaryMath::Sigmoid, g + 3 * H, a + 3 * H, H);
-        const T* cprev = cp + b * H;
-        T* crow = cn + b * H;
-        for (int64_t j = 0; j < H; ++j) crow[j] = a[H + j] * cprev[j] + a[j] * a[2 * H + j];
-        unary_math(UnaryMath::Tanh, crow, tp + b * H, H);
-        for (int64_t j = 0; j < H; ++j) hp[b * H + j] = a[3 * H + j] * tp[b * H + j];
-      }
-    });
+    kernels::lstm_cell_forward(gates.dtype(), gates.data_ptr(), cx.data_ptr(), batch, hidden, act.data_ptr(),
+                               h.data_ptr(), c.data_ptr(), tc.data_ptr(), cuda_seam::device_of(gates));
     if (ctx.is_recording()) ctx.extra = {act, tc};
     return {h, c};
   }
@@ -177,19 +152,9 @@ struct LstmCellPointwise {
     const int64_t batch = act.size(0), H = tc.size(1);
     Tensor dgates = empty({batch, 4 * H}, act.options());
     Tensor dcx = empty({batch, H}, act.options());
-    if (act.is_cuda()) {
-      kernels::cuda::lstm_cell_backward(act.dtype(), act.data_ptr(), tc.data_ptr(), cprev.data_ptr(),
-                                        dh_c.defined() ? dh_c.data_ptr() : nullptr,
-                                        dc_c.defined() ? dc_c.data_ptr() : nullptr, batch, H, dgates.data_ptr(),
-                                        dcx.data_ptr(), act.device().index());
-      return {dgates, ctx.needs_input_grad(1) ? dcx : Tensor()};
-    }
-    dispatch_floating(act.dtype(), "lstm_cell_backward", [&]<class T>() {
-      const T *ap = act.cpu_data_ptr<T>(), *tp = tc.cpu_data_ptr<T>(), *cp = cprev.cpu_data_ptr<T>();
-      const T* dhp = dh_c.defined() ? dh_c.cpu_data_ptr<T>() : nullptr;
-      const T* dcp = dc_c.defined() ? dc_c.cpu_data_ptr<T>() : nullptr;
-      kernels::cpu::lstm_cell_backward(ap, tp, cp, dhp, dcp, batch, H, dgates.cpu_data_ptr<T>(), dcx.cpu_data_ptr<T>());
-    });
+    kernels::lstm_cell_backward(act.dtype(), act.data_ptr(), tc.data_ptr(), cprev.data_ptr(),
+                                dh_c.defined() ? dh_c.data_ptr() : nullptr, dc_c.defined() ? dc_c.data_ptr() : nullptr,
+                                batch, H, dgates.data_ptr(), dcx.data_ptr(), cuda_seam::device_of(act));
     return {dgates, ctx.needs_input_grad(1) ? dcx : Tensor()};
   }
 
@@ -223,29 +188,8 @@ struct GruCellPointwise {
     const Tensor gi = gi_in.contiguous(), gh = gh_in.contiguous(), hx = hx_in.contiguous();
     Tensor act = empty({batch, 3 * hidden}, gi.options());
     Tensor h = empty({batch, hidden}, gi.options());
-    if (gi.is_cuda()) {
-      kernels::cuda::gru_cell_forward(gi.dtype(), gi.data_ptr(), gh.data_ptr(), hx.data_ptr(), batch, hidden,
-                                      act.data_ptr(), h.data_ptr(), gi.device().index());
-      if (ctx.is_recording()) ctx.extra = {act};
-      return h;
-    }
-    dispatch_floating(gi.dtype(), "gru_cell", [&]<class T>() {
-      const T *ip = gi.cpu_data_ptr<T>(), *hp = gh.cpu_data_ptr<T>(), *xp = hx.cpu_data_ptr<T>();
-      T *ap = act.cpu_data_ptr<T>(), *out = h.cpu_data_ptr<T>();
-      const int64_t H = hidden;
-      for (int64_t b = 0; b < batch; ++b) {
-        const T *x = ip + b * 3 * H, *y = hp + b * 3 * H;
-        T* a = ap + b * 3 * H;
-        for (int64_t j = 0; j < 2 * H; ++j) a[j] = y[j] + x[j];
-        unary_math(UnaryMath::Sigmoid, a, a, 2 * H);  // r, z
-        for (int64_t j = 0; j < H; ++j) a[2 * H + j] = x[2 * H + j] + y[2 * H + j] * a[j];
-        unary_math(UnaryMath::Tanh, a + 2 * H, a + 2 * H, H);  // n
-        for (int64_t j = 0; j < H; ++j) {
-          const T n = a[2 * H + j];
-          out[b * H + j] = (xp[b * H + j] - n) * a[H + j] + n;
-        }
-      }
-    });
+    kernels::gru_cell_forward(gi.dtype(), gi.data_ptr(), gh.data_ptr(), hx.data_ptr(), batch, hidden, act.data_ptr(),
+                              h.data_ptr(), cuda_seam::device_of(gi));
     if (ctx.is_recording()) ctx.extra = {act};
     return h;
   }
@@ -258,33 +202,8 @@ struct GruCellPointwise {
     const int64_t batch = act.size(0), H = hxc.size(1);
     Tensor dgi = empty({batch, 3 * H}, act.options()), dgh = empty({batch, 3 * H}, act.options());
     Tensor dhx = empty({batch, H}, act.options());
-    if (act.is_cuda()) {
-      kernels::cuda::gru_cell_backward(act.dtype(), act.data_ptr(), ghc.data_ptr(), hxc.data_ptr(), g.data_ptr(), batch,
-                                       H, dgi.data_ptr(), dgh.data_ptr(), dhx.data_ptr(), act.device().index());
-      return {dgi, dgh, ctx.needs_input_grad(2) ? dhx : Tensor()};
-    }
-    dispatch_floating(act.dtype(), "gru_cell_backward", [&]<class T>() {
-      const T *ap = act.cpu_data_ptr<T>(), *yp = ghc.cpu_data_ptr<T>(), *xp = hxc.cpu_data_ptr<T>(), *gp = g.cpu_data_ptr<T>();
-      T *dip = dgi.cpu_data_ptr<T>(), *dhp = dgh.cpu_data_ptr<T>(), *dxp = dhx.cpu_data_ptr<T>();
-      for (int64_t b = 0; b < batch; ++b) {
-        const T* a = ap + b * 3 * H;
-        T *di = dip + b * 3 * H, *dhh = dhp + b * 3 * H;
-        for (int64_t j = 0; j < H; ++j) {
-          const int64_t k = b * H + j;
-          const T r = a[j], z = a[H + j], n = a[2 * H + j], gv = gp[k];
-          const T dn = gv * (T(1) - z) * (T(1) - n * n);
-          const T dz = gv * (xp[k] - n) * z * (T(1) - z);
-          const T dr = dn * yp[b * 3 * H + 2 * H + j] * r * (T(1) - r);
-          di[j] = dr;
-          di[H + j] = dz;
-          di[2 * H + j] = dn;
-          dhh[j] = dr;
-          dhh[H + j] = dz;
-          dhh[2 * H + j] = dn * r;
-          dxp[k] = gv * z;
-        }
-      }
-    });
+    kernels::gru_cell_backward(act.dtype(), act.data_ptr(), ghc.data_ptr(), hxc.data_ptr(), g.data_ptr(), batch, H,
+                               dgi.data_ptr(), dgh.data_ptr(), dhx.data_ptr(), cuda_seam::device_of(act));
     return {dgi, dgh, ctx.needs_input_grad(2) ? dhx : Tensor()};
   }
 

@@ -1,6 +1,6 @@
 // The jet-activation op (pinn/taylor/jet_activation.h): its forward and
-// backward formulas, once as fused kernels (kernels/cpu/taylor.h on the CPU,
-// kernels/cuda/jet.h on a GPU) and once as differentiable ops.
+// backward formulas, once as fused kernels (kernels/jet.h, on the CPU or a
+// GPU) and once as differentiable ops.
 #include "pinn/taylor/jet_activation.h"
 
 #include <bit>
@@ -11,8 +11,9 @@
 
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
-#include "kernels/cuda/jet.h"
+#include "engine/ops/cuda_seam.h"
 #include "kernels/error.h"
+#include "kernels/jet.h"
 #include "kernels/scalar_type.h"
 
 namespace gradiens::pinn {
@@ -185,29 +186,16 @@ bool fused_kernel_applies(const JetBlocks& blocks, const Tensor& jet, const Tens
   if (dtype != kFloat64 && dtype != kFloat32) return false;
   if (bias.defined() && (bias.device() != jet.device() || bias.scalar_type() != dtype)) return false;
   if (jet.is_cpu()) return true;
-  return jet.is_cuda() && blocks.coordinates <= kernels::cuda::kMaxJetCoordinates;
+  return jet.is_cuda() && blocks.coordinates <= kernels::kMaxCudaJetCoordinates;
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.cpu_data_ptr<T>() : nullptr;
-}
-
-const void* device_data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+const void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 Tensor fused_forward(JetActivation activation, const JetBlocks& blocks, const Tensor& jet, const Tensor& bias) {
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor out = empty(in.sizes(), in.options());
-  if (in.is_cuda()) {
-    kernels::cuda::jet_activation_forward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)),
-                                          in.data_ptr(), device_data_or_null(b), out.data_ptr(),
-                                          in.device().index());
-    return out;
-  }
-  dispatch_floating(in.scalar_type(), "jet_activation", [&]<class T>() {
-    kernels::cpu::jet_activation_forward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
-                                         data_or_null<T>(b), out.cpu_data_ptr<T>());
-  });
+  kernels::jet_activation_forward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr(),
+                                  data_or_null(b), out.data_ptr(), cuda_seam::device_of(in));
   return out;
 }
 
@@ -215,16 +203,8 @@ GradList fused_backward(JetActivation activation, const JetBlocks& blocks, const
                         const Tensor& grad) {
   const Tensor in = jet.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor(), g = grad.contiguous();
   Tensor grad_jet = empty(in.sizes(), in.options());
-  if (in.is_cuda()) {
-    kernels::cuda::jet_activation_backward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)),
-                                           in.data_ptr(), device_data_or_null(b), g.data_ptr(), grad_jet.data_ptr(),
-                                           in.device().index());
-  } else {
-    dispatch_floating(in.scalar_type(), "jet_activation_backward", [&]<class T>() {
-      kernels::cpu::jet_activation_backward(activation, blocks.layout(in.size(1), in.size(2)), in.cpu_data_ptr<T>(),
-                                            data_or_null<T>(b), g.cpu_data_ptr<T>(), grad_jet.cpu_data_ptr<T>());
-    });
-  }
+  kernels::jet_activation_backward(in.scalar_type(), activation, blocks.layout(in.size(1), in.size(2)), in.data_ptr(),
+                                   data_or_null(b), g.data_ptr(), grad_jet.data_ptr(), cuda_seam::device_of(in));
   // Block 0 is the gradient of z = jet[0] + bias.
   return {grad_jet, bias.defined() ? grad_jet.select(0, 0).sum({0}) : Tensor()};
 }

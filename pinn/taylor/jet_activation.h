@@ -1,19 +1,19 @@
 // The jet of an elementwise activation as one differentiable op for the
 // Taylor-mode engine (pinn/taylor.h): forward by the fused kernel of
-// kernels/cpu/taylor.h, backward by its fused twin, or by differentiable ops
+// kernels/jet.h, backward by its fused twin, or by differentiable ops
 // when grad mode is on (create_graph), so every higher derivative exists.
-// A jet is [K, N, w]: K blocks of [N, w] in the order of kernels/cpu/taylor.h.
+// A jet is [K, N, w]: K blocks of [N, w] in the order of kernels/jet.h.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "engine/tensor.h"
-#include "kernels/cpu/taylor.h"
+#include "kernels/jet.h"
 
 namespace gradiens::pinn {
 
-using JetActivation = kernels::cpu::JetActivation;
+using JetActivation = kernels::JetActivation;
 
 // Which derivative blocks a jet carries, after the value (block 0) and the d
 // gradient rows (blocks 1..d).
@@ -34,8 +34,8 @@ struct JetBlocks {
   }
   // The kernels' view of these blocks over `samples` rows of `width` units
   // (pointing into this object, which must outlive it).
-  kernels::cpu::JetLayout layout(int64_t samples, int64_t width) const {
-    kernels::cpu::JetLayout out;
+  kernels::JetLayout layout(int64_t samples, int64_t width) const {
+    kernels::JetLayout out;
     out.samples = samples;
     out.width = width;
     out.coordinates = coordinates;

@@ -1,6 +1,6 @@
 // The MLP jet (pinn/taylor/jet_mlp.h): the layered differentiable pass, and
-// the fused op whose forward and backward are kernels/cpu/taylor.h's
-// jet_mlp_forward/backward, or kernels/cuda/jet.h's on a GPU.
+// the fused op whose forward and backward are kernels/jet.h's
+// jet_mlp_forward/backward (on the CPU or a GPU).
 #include "pinn/taylor/jet_mlp.h"
 
 #include <algorithm>
@@ -9,8 +9,9 @@
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
-#include "kernels/cuda/jet.h"
+#include "engine/ops/cuda_seam.h"
 #include "kernels/error.h"
+#include "kernels/jet.h"
 #include "kernels/scalar_type.h"
 
 namespace gradiens::pinn {
@@ -70,14 +71,14 @@ std::vector<JetMlpStep> steps_of(const JetMlpPlan& plan, const std::vector<Tenso
 // The buffer of t for the kernels of its device.
 template <class T>
 T* buffer(const Tensor& t) {
-  return t.is_cuda() ? t.data_ptr<T>() : t.cpu_data_ptr<T>();
+  return t.data_ptr<T>();
 }
 
 template <class T>
-std::vector<kernels::cpu::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlpStep>& steps) {
-  std::vector<kernels::cpu::JetMlpLayer<T>> layers;
+std::vector<kernels::JetMlpLayer<T>> kernel_layers(const std::vector<JetMlpStep>& steps) {
+  std::vector<kernels::JetMlpLayer<T>> layers;
   for (const JetMlpStep& step : steps) {
-    kernels::cpu::JetMlpLayer<T> layer;
+    kernels::JetMlpLayer<T> layer;
     layer.linear = step.linear;
     layer.activation = step.activation;
     if (step.linear) {
@@ -124,14 +125,8 @@ struct JetMlpOp {
     Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
     dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
       const auto layers = kernel_layers<T>(steps);
-      if (x.is_cuda()) {
-        kernels::cuda::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                       static_cast<int64_t>(layers.size()), buffer<T>(xc), buffer<T>(out),
-                                       x.device().index());
-        return;
-      }
-      kernels::cpu::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                    static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), out.cpu_data_ptr<T>());
+      kernels::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(), static_cast<int64_t>(layers.size()),
+                               buffer<T>(xc), buffer<T>(out), cuda_seam::device_of(x));
     });
     return out;
   }
@@ -184,17 +179,9 @@ struct JetMlpOp {
         if (grads[next + 1].defined()) grad_bias[l] = buffer<T>(grads[next + 1]);
         next += 2;
       }
-      if (x.is_cuda()) {
-        kernels::cuda::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                        static_cast<int64_t>(layers.size()), buffer<T>(xc), buffer<T>(gc),
-                                        grads[0].defined() ? buffer<T>(grads[0]) : nullptr, grad_weight.data(),
-                                        grad_bias.data(), x.device().index());
-        return;
-      }
-      kernels::cpu::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(),
-                                     static_cast<int64_t>(layers.size()), xc.cpu_data_ptr<T>(), gc.cpu_data_ptr<T>(),
-                                     grads[0].defined() ? grads[0].template cpu_data_ptr<T>() : nullptr,
-                                     grad_weight.data(), grad_bias.data());
+      kernels::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(), static_cast<int64_t>(layers.size()),
+                                buffer<T>(xc), buffer<T>(gc), grads[0].defined() ? buffer<T>(grads[0]) : nullptr,
+                                grad_weight.data(), grad_bias.data(), cuda_seam::device_of(x));
     });
     return grads;
   }
@@ -206,7 +193,7 @@ bool jet_mlp_fused_applies(const Tensor& x, const std::vector<JetMlpStep>& steps
   const ScalarType dtype = x.scalar_type();
   if (dtype != kFloat64 && dtype != kFloat32) return false;
   // On a GPU the kernels' plan travels as kernel arguments, which bounds the coordinates.
-  if (!x.is_cpu() && !(x.is_cuda() && x.dim() == 2 && x.size(1) <= kernels::cuda::kMaxJetCoordinates)) return false;
+  if (!x.is_cpu() && !(x.is_cuda() && x.dim() == 2 && x.size(1) <= kernels::kMaxCudaJetCoordinates)) return false;
   for (const JetMlpStep& step : steps)
     if (step.mask.defined()) return false;
   for (const JetMlpStep& step : steps)

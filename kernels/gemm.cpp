@@ -1,0 +1,36 @@
+// The GEMM entry points (kernels/gemm.h): kernels/cpu/gemm.h, or cuBLAS through
+// kernels/cuda/runtime.h on a cuda device.
+#include "kernels/gemm.h"
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cuda/runtime.h"
+
+namespace gradiens::kernels {
+
+void gemm_batched(ScalarType dtype, int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                  double alpha, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                  int64_t stride_b, double beta, void* c, int64_t ldc, int64_t stride_c, const DeviceRef& device) {
+  if (device.is_cuda()) {
+    cuda::gemm_batched(dtype, batch, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
+                       ldc, stride_c, device.index);
+    return;
+  }
+  dispatch_floating(dtype, "gemm", [&]<class T>() {
+    const T *ap = static_cast<const T*>(a), *bp = static_cast<const T*>(b);
+    T* cp = static_cast<T*>(c);
+    if (batch == 1)
+      cpu::gemm(trans_a, trans_b, m, n, k, T(alpha), ap, lda, bp, ldb, T(beta), cp, ldc);
+    else
+      cpu::gemm_batched(batch, trans_a, trans_b, m, n, k, T(alpha), ap, lda, stride_a, bp, ldb, stride_b, T(beta), cp,
+                        ldc, stride_c);
+  });
+}
+
+bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+               int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc,
+               const DeviceRef& device) {
+  if (!device.is_cuda()) return false;
+  return cuda::gemm_bias(dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc, device.index);
+}
+
+}  // namespace gradiens::kernels

@@ -1,0 +1,110 @@
+// The indexed-copy entry points (kernels/indexing.h): the CPU's strided
+// iterator, or kernels/cuda/indexing.h on the device's stream.
+#include "kernels/indexing.h"
+
+#include <atomic>
+#include <limits>
+#include <string>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cuda/indexing.h"
+
+namespace gradiens::kernels {
+
+namespace {
+
+cuda::Shape cuda_shape(IntArrayRef sizes) {
+  GD_CHECK(sizes.size() <= static_cast<size_t>(cuda::kMaxDims),
+           "CUDA kernels take tensors of at most " + std::to_string(cuda::kMaxDims) + " dimensions, got " +
+               std::to_string(sizes.size()));
+  cuda::Shape shape;
+  shape.ndim = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
+  return shape;
+}
+
+cuda::Strided cuda_operand(const StridedRef& ref) {
+  cuda::Strided operand;
+  operand.data = ref.data;
+  for (size_t d = 0; d < ref.strides.size() && d < static_cast<size_t>(cuda::kMaxDims); ++d)
+    operand.strides[d] = ref.strides[d];
+  return operand;
+}
+
+// Remembers the first out-of-range index a (possibly parallel) loop meets, so
+// the error is thrown after the loop rather than from inside a thread team.
+class BadIndex {
+ public:
+  void record(int64_t value) {
+    bool expected = false;
+    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
+  }
+  std::optional<int64_t> first() const { return seen_.load() ? std::optional<int64_t>(value_) : std::nullopt; }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
+
+}  // namespace
+
+std::optional<int64_t> index_gather(ScalarType dtype, IntArrayRef shape, const StridedRef& out, const StridedRef& src,
+                                    const StridedRef& index, int64_t index_scale, int64_t index_limit,
+                                    const DeviceRef& device) {
+  if (device.is_cuda()) {
+    cuda::index_gather(dtype, cuda_shape(shape), cuda_operand(out), cuda_operand(src), cuda_operand(index),
+                       index_scale, device.stream);
+    return std::nullopt;
+  }
+  const auto esize = static_cast<int64_t>(element_size(dtype));
+  cpu::ElementwiseIterator iter(shape, {cpu::Operand{out.data, esize, out.strides},
+                                        cpu::Operand{index.data, 8, index.strides},
+                                        cpu::Operand{src.data, esize, src.strides}});
+  BadIndex bad;
+  dispatch_all(dtype, "gather", [&]<class T>() {
+    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+        if (k < 0 || k >= index_limit) {
+          bad.record(k);
+          continue;
+        }
+        *reinterpret_cast<T*>(p[0] + j * st[0]) = reinterpret_cast<const T*>(p[2] + j * st[2])[k * index_scale];
+      }
+    });
+  });
+  return bad.first();
+}
+
+std::optional<int64_t> index_scatter_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst,
+                                         const StridedRef& src, const StridedRef& index, int64_t index_scale,
+                                         int64_t index_limit, bool deterministic, const DeviceRef& device) {
+  if (device.is_cuda()) {
+    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda_shape(shape), cuda_operand(dst), cuda_operand(src),
+                        cuda_operand(index), index_scale, 1.0, deterministic, device.index, device.stream);
+    return std::nullopt;
+  }
+  const auto esize = static_cast<int64_t>(element_size(dtype));
+  cpu::ElementwiseIterator iter(shape, {cpu::Operand{dst.data, esize, dst.strides},
+                                        cpu::Operand{index.data, 8, index.strides},
+                                        cpu::Operand{src.data, esize, src.strides}});
+  BadIndex bad;
+  dispatch_numeric_and_reduced(dtype, "scatter_add", [&]<class T>() {
+    // Serial: two index entries may name the same output element.
+    iter.for_each(
+        [&](char** p, const int64_t* st, int64_t n) {
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
+            if (k < 0 || k >= index_limit) {
+              bad.record(k);
+              continue;
+            }
+            reinterpret_cast<T*>(p[0] + j * st[0])[k * index_scale] += *reinterpret_cast<const T*>(p[2] + j * st[2]);
+          }
+        },
+        std::numeric_limits<int64_t>::max());
+  });
+  return bad.first();
+}
+
+}  // namespace gradiens::kernels
