@@ -5,30 +5,12 @@
 
 #include <cstdint>
 
+#include "kernels/conv_geometry.h"
 #include "kernels/device_ref.h"
 #include "kernels/scalar_type.h"
 
 namespace gradiens::kernels {
 
-// The order of a dense 4-d buffer: NCHW (row-major) or NHWC (channels last: the
-// C values of one pixel are adjacent). A weight [O, C / G, KH, KW] is likewise
-// OIHW (NCHW) or OHWI (NHWC).
-enum class ConvLayout : uint8_t { NCHW, NHWC };
-
-// Shape legend: N batch, C input channels, H x W input plane, O output channels,
-// KH x KW kernel, OH x OW output plane, G groups. Input [N, C, H, W], weight
-// [O, C / G, KH, KW], bias [O], output [N, O, OH, OW], each dense in its layout:
-// `layout` for input, output and their gradients, `weight_layout` for the weight
-// and its gradient. On a cuda device weight_layout must equal layout (and
-// float64 takes NCHW only).
-struct Conv2dGeometry {
-  int64_t batch, in_channels, in_h, in_w;
-  int64_t out_channels, kernel_h, kernel_w;
-  int64_t out_h, out_w;
-  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
-  ConvLayout layout = ConvLayout::NCHW;
-  ConvLayout weight_layout = ConvLayout::NCHW;
-};
 
 // output = conv(input, weight) + bias, float32 or float64. bias may be null, and
 // must be on a cuda device (the engine adds it there). `deterministic` keeps
@@ -48,14 +30,6 @@ void conv2d_backward_weight(ScalarType dtype, const Conv2dGeometry& g, const voi
                                          const float* weight, float* grad_input, float* grad_weight,
                                          float* grad_bias, const DeviceRef& device);
 
-// Pooling over N x C planes of H x W, stored NCHW or NHWC; windows start at
-// o * stride - pad and take kernel taps dilation apart. Output, indices and
-// gradients have the input's layout.
-struct Pool2dGeometry {
-  int64_t batch, channels, in_h, in_w, out_h, out_w;
-  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
-  ConvLayout layout = ConvLayout::NCHW;
-};
 
 // Max over each window and the flat index h * W + w of the max within its plane
 // (the first one on ties; NaN counts as the largest and the last NaN wins).

@@ -6,27 +6,14 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/conv_geometry.h"
+
 namespace gradiens::kernels::cpu {
 
-// The order of a dense 4-d buffer: NCHW (row-major) or NHWC (channels last, what
-// PyTorch calls channels_last: the C values of one pixel are adjacent). A weight
-// [O, C / G, KH, KW] is likewise OIHW (NCHW) or OHWI (NHWC).
-enum class Layout : uint8_t { NCHW, NHWC };
-
-// Shape legend: N batch, C input channels, H x W input plane, O output channels,
-// KH x KW kernel, OH x OW output plane, G groups. Input [N, C, H, W], weight
-// [O, C / G, KH, KW], bias [O], output [N, O, OH, OW], each dense in its layout:
-// `layout` for input, output and their gradients, `weight_layout` for the weight
-// and its gradient. Every combination runs without converting the activations.
-struct Conv2dGeometry {
-  int64_t batch, in_channels, in_h, in_w;
-  int64_t out_channels, kernel_h, kernel_w;
-  int64_t out_h, out_w;
-  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
-  Layout layout = Layout::NCHW;
-  Layout weight_layout = Layout::NCHW;
-  bool operator==(const Conv2dGeometry&) const = default;
-};
+// The shapes (kernels/conv_geometry.h); Layout is the CPU kernels' name for ConvLayout.
+using Layout = kernels::ConvLayout;
+using kernels::Conv2dGeometry;
+using kernels::Pool2dGeometry;
 
 // output = conv(input, weight) + bias; bias may be null.
 void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* weight, const float* bias,
@@ -51,14 +38,6 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, 
 [[nodiscard]] bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
                      float* grad_input, float* grad_weight, float* grad_bias);
 
-// Pooling over N x C planes of H x W, stored NCHW (planes one after another) or NHWC
-// (the C values of a pixel adjacent); windows start at o * stride - pad and take
-// kernel taps dilation apart. Output and indices have the input's layout.
-struct Pool2dGeometry {
-  int64_t batch, channels, in_h, in_w, out_h, out_w;
-  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
-  Layout layout = Layout::NCHW;
-};
 
 // Max over each window, and the flat index h * W + w of the max within its plane
 // (the first one on ties; NaN counts as the largest value and the last NaN wins, as in

@@ -6,26 +6,16 @@
 
 #include <cstdint>
 
+#include "kernels/conv_geometry.h"
 #include "kernels/cuda/ops.h"
 
 namespace gradiens::kernels::cuda {
 
-// The order of a dense 4-d buffer: NCHW (row-major) or NHWC (channels last); a
-// weight [O, C / G, KH, KW] in the same order is OIHW or OHWI.
-enum class ConvLayout : uint8_t { NCHW, NHWC };
-
-// Shape legend: N batch, C input channels, H x W input plane, O output channels,
-// KH x KW kernel, OH x OW output plane, G groups. Input [N, C, H, W], weight
-// [O, C / G, KH, KW], output [N, O, OH, OW], every operand (and its gradient)
-// dense in `layout`. float64 takes NCHW only.
-struct Conv2dGeometry {
-  int64_t batch, in_channels, in_h, in_w;
-  int64_t out_channels, kernel_h, kernel_w;
-  int64_t out_h, out_w;
-  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
-  ConvLayout layout = ConvLayout::NCHW;
-  bool operator==(const Conv2dGeometry&) const = default;
-};
+// The shapes (kernels/conv_geometry.h). The CUDA kernels take every operand
+// in `layout` (weight_layout must equal it) and float64 in NCHW only.
+using kernels::ConvLayout;
+using kernels::Conv2dGeometry;
+using kernels::Pool2dGeometry;
 
 // output = conv(input, weight), without bias (the engine adds it). float32 runs
 // through cuDNN (loaded on first use): IEEE unless allow_tf32(), and with
@@ -50,14 +40,6 @@ void conv2d_backward_weight_gemm(const Conv2dGeometry& g, const double* grad_out
 // The cuDNN version of the loaded library (e.g. 91900), loading it; throws when it cannot be loaded.
 int64_t cudnn_version();
 
-// Pooling over N x C planes of H x W, stored NCHW or NHWC; windows start at
-// o * stride - pad and take kernel taps dilation apart. Output, indices and
-// gradients have the input's layout. Same conventions as kernels/cpu/conv.h.
-struct Pool2dGeometry {
-  int64_t batch, channels, in_h, in_w, out_h, out_w;
-  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
-  ConvLayout layout = ConvLayout::NCHW;
-};
 
 // Max over each window and the flat index h * W + w of the max within its plane
 // (the first one on ties; NaN counts as the largest and the last NaN wins).
