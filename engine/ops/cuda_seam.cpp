@@ -114,42 +114,11 @@ void copy_across_devices(const Tensor& dst, const Tensor& src_in, bool non_block
   }
 }
 
-void binary(kc::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha) {
-  if (out.numel() == 0) return;
-  IntArrayRef shape = out.sizes();
-  // A 0-dim CPU operand is a scalar: passed by value.
-  if (!b.device().is_cuda()) return binary_scalar(op, out, a, b.item().to_double(), false, alpha);
-  if (!a.device().is_cuda()) return binary_scalar(op, out, b, a.item().to_double(), true, alpha);
-  kc::binary(op, out.dtype(), strided(out, shape), strided(a, shape), strided(b, shape), shape_of(shape), alpha,
-             stream_of(out));
-}
-
 void binary_scalar(kc::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first, double alpha) {
   if (out.numel() == 0) return;
   IntArrayRef shape = out.sizes();
   kc::binary_scalar(op, out.dtype(), strided(out, shape), strided(a, shape), shape_of(shape), scalar, scalar_first,
                     alpha, stream_of(out));
-}
-
-void reduce(kc::Reduce op, const Tensor& x, const kernels::ReductionLayout& layout, const Tensor& out) {
-  if (out.numel() == 0) return;
-  const size_t kept = layout.kept_sizes.size(), reduced = layout.reduced_sizes.size();
-  GD_CHECK(kept + reduced <= static_cast<size_t>(kc::kMaxDims),
-           fmt::format("CUDA reductions take tensors of at most {} dimensions", kc::kMaxDims));
-  kc::Shape shape;
-  kc::Strided in;
-  shape.ndim = static_cast<int>(kept + reduced);
-  in.data = x.data_ptr();
-  for (size_t d = 0; d < kept; ++d) {
-    shape.sizes[d] = layout.kept_sizes[d];
-    in.strides[d] = layout.kept_strides[d];
-  }
-  for (size_t d = 0; d < reduced; ++d) {
-    shape.sizes[kept + d] = layout.reduced_sizes[d];
-    in.strides[kept + d] = layout.reduced_strides[d];
-  }
-  GD_INTERNAL_ASSERT(out.is_contiguous(), "cuda_seam::reduce needs a contiguous output");
-  kc::reduce(op, x.dtype(), in, shape, static_cast<int>(reduced), out.dtype(), out.data_ptr(), stream_of(out));
 }
 
 }  // namespace gradiens::cuda_seam

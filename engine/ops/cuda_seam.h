@@ -56,11 +56,6 @@ void fill(const Tensor& t, const Scalar& value);
 // Copies between the CPU and a cuda device (either direction), any dtype and layout.
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking);
 
-// out = op(a, b) over out's shape; a and b of out's dtype, broadcast to it.
-void binary(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1);
-// out (contiguous) = op over the reduced dims of x's layout (kept dims first).
-void reduce(kernels::cuda::Reduce op, const Tensor& x, const kernels::ReductionLayout& layout, const Tensor& out);
-
 // out = op(a, scalar), or op(scalar, a) when scalar_first; a broadcast to out.
 void binary_scalar(kernels::cuda::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first,
                    double alpha = 1);
