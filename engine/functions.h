@@ -103,6 +103,16 @@ Tensor rsqrt(const Tensor& x);
 Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
+// Rounding to integers (floating dtypes; an integer tensor comes back as a
+// copy); their gradient is zero. round halves to even; round(x, decimals)
+// rounds to that many decimal places (negative: to tens, hundreds, ...).
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor round(const Tensor& x, int64_t decimals);
+Tensor trunc(const Tensor& x);
+// x - trunc(x), the fractional part with x's sign; its gradient is the identity.
+Tensor frac(const Tensor& x);
 Tensor square(const Tensor& x);
 Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);

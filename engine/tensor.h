@@ -304,6 +304,12 @@ class Tensor {
   Tensor abs() const;
   Tensor sign() const;
   Tensor reciprocal() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor round(int64_t decimals) const;
+  Tensor trunc() const;
+  Tensor frac() const;
   Tensor square() const;
   Tensor sin() const;
   Tensor cos() const;
@@ -339,6 +345,11 @@ class Tensor {
   Tensor& sigmoid_();
   Tensor& relu_();
   Tensor& square_();
+  Tensor& floor_();
+  Tensor& ceil_();
+  Tensor& round_();
+  Tensor& trunc_();
+  Tensor& frac_();
   Tensor& zero_();
   Tensor& fill_(Scalar value);
   Tensor& copy_(const Tensor& src);

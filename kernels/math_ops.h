@@ -30,6 +30,10 @@ enum class UnaryMath {
   Gelu,        // exact: x * 0.5 * (1 + erf(x / sqrt(2)))
   Silu,        // x * sigmoid(x)
   Softplus,    // log1p(exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|))
+  Floor,
+  Ceil,
+  Round,       // to the nearest integer, halves to even (nearbyint)
+  Trunc,       // toward zero
 };
 
 // out = a + b, a - b or a * b.

@@ -139,6 +139,27 @@ struct Sign {
   static Tensor jvp(const Tensor& y, const GradList&, const Tensor&) { return zeros_like(y); }
 };
 
+// floor, ceil, round and trunc: piecewise constant, so their gradient is zero
+// (as PyTorch's); an integer tensor comes back as a copy, as in PyTorch.
+template <UnaryMath kOp>
+struct Rounding {
+  static constexpr std::string_view op = kOp == UnaryMath::Floor  ? "floor"
+                                         : kOp == UnaryMath::Ceil ? "ceil"
+                                         : kOp == UnaryMath::Round ? "round"
+                                                                   : "trunc";
+  static constexpr std::string_view name = kOp == UnaryMath::Floor  ? "FloorBackward0"
+                                           : kOp == UnaryMath::Ceil ? "CeilBackward0"
+                                           : kOp == UnaryMath::Round ? "RoundBackward0"
+                                                                     : "TruncBackward0";
+  static Tensor forward(Ctx&, const Tensor& x) {
+    GD_CHECK(x.dtype() != kBool, fmt::format("\"{}\" not implemented for 'Bool'", op));
+    if (!x.is_floating_point()) return x.clone();
+    return float_math(x, kOp, op);
+  }
+  static GradList backward(Ctx&, const Tensor& g) { return {zeros_like(g)}; }
+  static Tensor jvp(const Tensor& y, const GradList&, const Tensor&) { return zeros_like(y); }
+};
+
 struct Reciprocal {
   static constexpr std::string_view name = "ReciprocalBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& x) {
@@ -435,6 +456,24 @@ Tensor rsqrt(const Tensor& x) { return apply<Rsqrt>(x); }
 Tensor abs(const Tensor& x) { return apply<Abs>(x); }
 Tensor sign(const Tensor& x) { return apply<Sign>(x); }
 Tensor reciprocal(const Tensor& x) { return apply<Reciprocal>(x); }
+Tensor floor(const Tensor& x) { return apply<Rounding<UnaryMath::Floor>>(x); }
+Tensor ceil(const Tensor& x) { return apply<Rounding<UnaryMath::Ceil>>(x); }
+Tensor round(const Tensor& x) { return apply<Rounding<UnaryMath::Round>>(x); }
+Tensor trunc(const Tensor& x) { return apply<Rounding<UnaryMath::Trunc>>(x); }
+// PyTorch's round_decimals: x scaled by 10^decimals (divided for negative
+// decimals) in x's dtype, rounded halves to even, and scaled back.
+Tensor round(const Tensor& x, int64_t decimals) {
+  if (decimals == 0) return round(x);
+  GD_CHECK(x.is_floating_point(),
+           fmt::format("\"round_decimals_cpu\" not implemented for '{}'", c10_type_name(x.dtype())));
+  const double scale = std::pow(10.0, static_cast<double>(decimals > 0 ? decimals : -decimals));
+  return decimals > 0 ? round(x * scale) / scale : round(x / scale) * scale;
+}
+// x - trunc(x), with x's gradient passing unchanged (trunc's is zero).
+Tensor frac(const Tensor& x) {
+  GD_CHECK(x.is_floating_point(), fmt::format("\"frac_cpu\" not implemented for '{}'", c10_type_name(x.dtype())));
+  return x - trunc(x);
+}
 Tensor square(const Tensor& x) { return pow(x, 2); }
 Tensor sin(const Tensor& x) { return apply<Sin>(x); }
 Tensor cos(const Tensor& x) { return apply<Cos>(x); }
@@ -481,6 +520,12 @@ Tensor Tensor::rsqrt() const { return gradiens::rsqrt(*this); }
 Tensor Tensor::abs() const { return gradiens::abs(*this); }
 Tensor Tensor::sign() const { return gradiens::sign(*this); }
 Tensor Tensor::reciprocal() const { return gradiens::reciprocal(*this); }
+Tensor Tensor::floor() const { return gradiens::floor(*this); }
+Tensor Tensor::ceil() const { return gradiens::ceil(*this); }
+Tensor Tensor::round() const { return gradiens::round(*this); }
+Tensor Tensor::round(int64_t decimals) const { return gradiens::round(*this, decimals); }
+Tensor Tensor::trunc() const { return gradiens::trunc(*this); }
+Tensor Tensor::frac() const { return gradiens::frac(*this); }
 Tensor Tensor::square() const { return gradiens::square(*this); }
 Tensor Tensor::sin() const { return gradiens::sin(*this); }
 Tensor Tensor::cos() const { return gradiens::cos(*this); }
@@ -512,6 +557,11 @@ Tensor& Tensor::abs_() { return unary_inplace(*this, "abs_", [](const Tensor& t)
 Tensor& Tensor::tanh_() { return unary_inplace(*this, "tanh_", [](const Tensor& t) { return gradiens::tanh(t); }); }
 Tensor& Tensor::sigmoid_() { return unary_inplace(*this, "sigmoid_", [](const Tensor& t) { return gradiens::sigmoid(t); }); }
 Tensor& Tensor::relu_() { return unary_inplace(*this, "relu_", [](const Tensor& t) { return gradiens::relu(t); }); }
+Tensor& Tensor::floor_() { return unary_inplace(*this, "floor_", [](const Tensor& t) { return gradiens::floor(t); }); }
+Tensor& Tensor::ceil_() { return unary_inplace(*this, "ceil_", [](const Tensor& t) { return gradiens::ceil(t); }); }
+Tensor& Tensor::round_() { return unary_inplace(*this, "round_", [](const Tensor& t) { return gradiens::round(t); }); }
+Tensor& Tensor::trunc_() { return unary_inplace(*this, "trunc_", [](const Tensor& t) { return gradiens::trunc(t); }); }
+Tensor& Tensor::frac_() { return unary_inplace(*this, "frac_", [](const Tensor& t) { return gradiens::frac(t); }); }
 Tensor& Tensor::square_() { return unary_inplace(*this, "square_", [](const Tensor& t) { return gradiens::square(t); }); }
 
 }  // namespace gradiens

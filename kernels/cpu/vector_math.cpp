@@ -336,6 +336,12 @@ HWY_INLINE V apply_unary(D d, V x) {
   if constexpr (kOp == UnaryMath::Gelu) return gelu_kernel(d, x);
   if constexpr (kOp == UnaryMath::Silu) return silu_kernel(d, x);
   if constexpr (kOp == UnaryMath::Softplus) return softplus_kernel(d, x);
+  // The result always has x's sign; CopySign restores the zeros' signs that
+  // Highway's scalar target loses (floor(-0), ceil(-0.5), round(-0.5) are -0).
+  if constexpr (kOp == UnaryMath::Floor) return hn::CopySign(hn::Floor(x), x);
+  if constexpr (kOp == UnaryMath::Ceil) return hn::CopySign(hn::Ceil(x), x);
+  if constexpr (kOp == UnaryMath::Round) return hn::CopySign(hn::Round(x), x);
+  if constexpr (kOp == UnaryMath::Trunc) return hn::CopySign(hn::Trunc(x), x);
 }
 
 // ---- loops -------------------------------------------------------------------
@@ -421,6 +427,10 @@ void unary_math_on_target(UnaryMath op, const T* in, T* out, size_t count) {
     case UnaryMath::Gelu: return unary_loop<UnaryMath::Gelu>(in, out, count);
     case UnaryMath::Silu: return unary_loop<UnaryMath::Silu>(in, out, count);
     case UnaryMath::Softplus: return unary_loop<UnaryMath::Softplus>(in, out, count);
+    case UnaryMath::Floor: return unary_loop<UnaryMath::Floor>(in, out, count);
+    case UnaryMath::Ceil: return unary_loop<UnaryMath::Ceil>(in, out, count);
+    case UnaryMath::Round: return unary_loop<UnaryMath::Round>(in, out, count);
+    case UnaryMath::Trunc: return unary_loop<UnaryMath::Trunc>(in, out, count);
   }
   // No default above, so -Wswitch flags a new UnaryMath left out of this table.
   GD_INTERNAL_ASSERT(false, "unary_math: UnaryMath value " +

@@ -111,6 +111,10 @@ __device__ T unary_value(T x) {
     const T positive_part = x <= T(0) ? T(0) : x;
     return positive_part + math_log1p(math_exp(-math_abs(x)));
   }
+  if constexpr (kOp == UnaryMath::Floor) return floor(x);
+  if constexpr (kOp == UnaryMath::Ceil) return ceil(x);
+  if constexpr (kOp == UnaryMath::Round) return rint(x);  // the default rounding mode: halves to even
+  if constexpr (kOp == UnaryMath::Trunc) return trunc(x);
 }
 
 template <UnaryMath kOp, class T>
@@ -150,6 +154,10 @@ void unary_math_typed(UnaryMath op, const void* in, void* out, int64_t n, Stream
     case UnaryMath::Gelu: return launch_unary_math<UnaryMath::Gelu, T>(in, out, n, stream);
     case UnaryMath::Silu: return launch_unary_math<UnaryMath::Silu, T>(in, out, n, stream);
     case UnaryMath::Softplus: return launch_unary_math<UnaryMath::Softplus, T>(in, out, n, stream);
+    case UnaryMath::Floor: return launch_unary_math<UnaryMath::Floor, T>(in, out, n, stream);
+    case UnaryMath::Ceil: return launch_unary_math<UnaryMath::Ceil, T>(in, out, n, stream);
+    case UnaryMath::Round: return launch_unary_math<UnaryMath::Round, T>(in, out, n, stream);
+    case UnaryMath::Trunc: return launch_unary_math<UnaryMath::Trunc, T>(in, out, n, stream);
   }
   // No default above, so -Wswitch flags a new UnaryMath left out of this table.
   GD_INTERNAL_ASSERT(false, "cuda::unary_math: UnaryMath value " + std::to_string(static_cast<int>(op)) +

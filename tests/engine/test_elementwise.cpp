@@ -761,3 +761,81 @@ TEST_CASE("threshold_backward: ReLU's backward in the operands' memory order, Na
   Tensor d = autograd::grad({threshold_backward(gr, y, 0)}, {gr}, {gg})[0];
   CHECK(values_of(d) == std::vector<double>{0.1, 0.0, 0.3});
 }
+
+TEST_CASE("floor, ceil, round and trunc: C's floor, ceil, nearbyint and trunc, a zero gradient, copies of integers") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {-2.5, -1.5, -0.5, -0.0, 0.0, 0.4999999999999999, 0.5, 1.5, 2.5,
+                                 3.7, -3.7, 1e20, -1e-300, inf, -inf, nan};
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> ops = {
+      {"floor", [](const Tensor& t) { return gd::floor(t); }},
+      {"ceil", [](const Tensor& t) { return t.ceil(); }},
+      {"round", [](const Tensor& t) { return gd::round(t); }},
+      {"trunc", [](const Tensor& t) { return t.trunc(); }}};
+  const std::vector<double (*)(double)> reference = {std::floor, std::ceil, std::nearbyint, std::trunc};
+  for (gd::ScalarType dt : {gd::kFloat64, gd::kFloat32}) {
+    for (size_t k = 0; k < ops.size(); ++k) {
+      INFO(ops[k].first, " ", gd::dtype_name(dt));
+      Tensor input = tensor_of(x, {}, dt);
+      std::vector<double> want;
+      for (double v : values_of(input)) want.push_back(reference[k](v));  // of the value rounded to dt
+      Tensor y = ops[k].second(input);
+      CHECK(y.dtype() == dt);
+      CHECK(value_mismatch(values_of(y), want, 0, 0) == "");
+      // Signs survive: floor(-0.0) and round(-0.5) are -0.
+      CHECK(std::signbit(values_of(ops[k].second(tensor_of({-0.0}, {}, dt)))[0]));
+      // In place, on a strided view: the same values in the view's places.
+      Tensor base = tensor_of(x, {}, dt).reshape({4, 4}).t();
+      Tensor expected = ops[k].second(base);
+      Tensor view = base.clone();
+      const std::string method = ops[k].first;
+      if (method == "floor") view.floor_();
+      else if (method == "ceil") view.ceil_();
+      else if (method == "round") view.round_();
+      else view.trunc_();
+      CHECK(value_mismatch(values_of(view), values_of(expected), 0, 0) == "");
+    }
+  }
+  // Piecewise constant: the gradient is zero, as PyTorch's.
+  Tensor leaf = tensor_of({0.3, -1.7, 2.5}).requires_grad_();
+  for (const auto& [name, f] : ops) {
+    INFO(name);
+    Tensor g = gd::autograd::grad({(f(leaf) * leaf).sum()}, {leaf})[0];
+    CHECK(value_mismatch(values_of(g), values_of(f(leaf.detach())), 0, 0) == "");  // d(f(x) x)/dx = f(x)
+  }
+  CHECK(std::string(gd::floor(leaf).grad_fn()->name()) == "FloorBackward0");
+  // Integers come back as copies; bool is refused.
+  Tensor ints = gd::tensor(std::vector<int64_t>{-3, 0, 7});
+  Tensor floored = gd::floor(ints);
+  CHECK(floored.dtype() == gd::kInt64);
+  CHECK(values_of(floored) == std::vector<double>{-3, 0, 7});
+  CHECK(floored.data_ptr() != ints.data_ptr());
+  CHECK(error_of([] { gd::round(gd::tensor(std::vector<bool>{true})); }) == "\"round\" not implemented for 'Bool'");
+}
+
+TEST_CASE("round with decimals scales by a power of ten in the tensor's dtype; frac is x - trunc(x)") {
+  // PyTorch's round_decimals: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d < 0.
+  Tensor x = tensor_of({1.2345, -1.2355, 1234.5, -1250.0, 0.125, 2.675});
+  CHECK(value_mismatch(values_of(gd::round(x, 2)),
+                       {std::nearbyint(1.2345 * 100) / 100, std::nearbyint(-1.2355 * 100) / 100,
+                        std::nearbyint(1234.5 * 100) / 100, -1250.0, std::nearbyint(0.125 * 100) / 100,
+                        std::nearbyint(2.675 * 100) / 100},
+                       0, 0) == "");
+  CHECK(value_mismatch(values_of(x.round(-2)), {0, -0.0, 1200, -1200, 0, 0}, 0, 0) == "");
+  CHECK(value_mismatch(values_of(gd::round(x, 0)), values_of(gd::round(x)), 0, 0) == "");
+  Tensor x32 = x.to(gd::kFloat32);
+  std::vector<double> want32;
+  for (double v : values_of(x32)) want32.push_back(static_cast<float>(std::nearbyint(static_cast<float>(v) * 10.0f) / 10.0f));
+  CHECK(value_mismatch(values_of(gd::round(x32, 1)), want32, 0, 0) == "");
+  CHECK(error_of([] { gd::round(gd::tensor(std::vector<int64_t>{1}), 1); }) ==
+        "\"round_decimals_cpu\" not implemented for 'Long'");
+  // frac keeps x's sign and passes the gradient through.
+  Tensor leaf = tensor_of({2.75, -2.75, 0.5, -0.0}).requires_grad_();
+  Tensor f = gd::frac(leaf);
+  CHECK(value_mismatch(values_of(f), {0.75, -0.75, 0.5, 0.0}, 0, 0) == "");
+  Tensor g = gd::autograd::grad({f.sum()}, {leaf})[0];
+  CHECK(value_mismatch(values_of(g), {1, 1, 1, 1}, 0, 0) == "");
+  Tensor y = tensor_of({5.5, -0.25});
+  y.frac_();
+  CHECK(value_mismatch(values_of(y), {0.5, -0.25}, 0, 0) == "");
+  CHECK(error_of([] { gd::frac(gd::tensor(std::vector<int64_t>{1})); }) == "\"frac_cpu\" not implemented for 'Long'");
+}

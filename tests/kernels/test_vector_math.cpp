@@ -142,6 +142,10 @@ T reference(UnaryMath op, T x_narrow) {
       return T(x / (one + std::exp(-x)));
     case UnaryMath::Softplus:
       return T(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
+    case UnaryMath::Floor: return T(std::floor(x));
+    case UnaryMath::Ceil: return T(std::ceil(x));
+    case UnaryMath::Round: return T(std::nearbyint(x));
+    case UnaryMath::Trunc: return T(std::trunc(x));
   }
   return std::numeric_limits<T>::signaling_NaN();
 }
@@ -167,6 +171,8 @@ constexpr OpCase kOpCases[] = {
     {UnaryMath::Relu, "relu", 0},         {UnaryMath::Sign, "sign", 0},
     {UnaryMath::Gelu, "gelu", 4},         {UnaryMath::Silu, "silu", 4},
     {UnaryMath::Softplus, "softplus", 4},
+    {UnaryMath::Floor, "floor", 0},       {UnaryMath::Ceil, "ceil", 0},
+    {UnaryMath::Round, "round", 0},       {UnaryMath::Trunc, "trunc", 0},
 };
 
 std::string op_name(UnaryMath op) {
