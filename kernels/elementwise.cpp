@@ -19,16 +19,6 @@ int64_t numel_of(IntArrayRef shape) {
   return n;
 }
 
-cuda::Shape cuda_shape(IntArrayRef sizes) {
-  GD_CHECK(sizes.size() <= static_cast<size_t>(cuda::kMaxDims),
-           "CUDA kernels take tensors of at most " + std::to_string(cuda::kMaxDims) + " dimensions, got " +
-               std::to_string(sizes.size()));
-  cuda::Shape shape;
-  shape.ndim = static_cast<int>(sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
-  return shape;
-}
-
 // The operand's strides over `shape`: 0 on the dims it is broadcast along
 // (missing on its left, or of size 1).
 void broadcast_strides(const StridedRef& ref, IntArrayRef shape, int64_t* strides) {
@@ -86,7 +76,7 @@ void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef
             IntArrayRef shape, const Number& alpha, const DeviceRef& device, std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape), cuda_shape(shape),
+    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape), cuda::shape_of(shape),
                  alpha.to_double(), device.stream);
     return;
   }
@@ -113,7 +103,7 @@ void binary_scalar(Binary op, ScalarType dtype, const StridedRef& out, const Str
                    std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary_scalar(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_shape(shape),
+    cuda::binary_scalar(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda::shape_of(shape),
                         scalar.to_double(), scalar_first, alpha.to_double(), device.stream);
     return;
   }
@@ -140,7 +130,7 @@ void square(ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArr
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
     cuda::binary(Binary::Mul, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(a, shape),
-                 cuda_shape(shape), 1, device.stream);
+                 cuda::shape_of(shape), 1, device.stream);
     return;
   }
   if (numel_of(shape) == 1) {
@@ -157,7 +147,7 @@ void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const S
   if (device.is_cuda()) {
     GD_CHECK(op == UnaryMath::Neg, std::string(name) + ": integer tensors on CUDA are not supported yet");
     if (numel_of(shape) == 0) return;
-    cuda::binary_scalar(Binary::Sub, dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda_shape(shape), 0,
+    cuda::binary_scalar(Binary::Sub, dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape), 0,
                         /*scalar_first=*/true, 1, device.stream);
     return;
   }
@@ -171,7 +161,7 @@ void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedR
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
     cuda::compare(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape),
-                  cuda_shape(shape), device.stream);
+                  cuda::shape_of(shape), device.stream);
     return;
   }
   DimVector a_strides, b_strides;
@@ -209,7 +199,7 @@ void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, cons
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
     cuda::where(dtype, cuda_strided(out, shape), cuda_strided(cond, shape), cuda_strided(a, shape),
-                cuda_strided(b, shape), cuda_shape(shape), device.stream);
+                cuda_strided(b, shape), cuda::shape_of(shape), device.stream);
     return;
   }
   DimVector cond_strides, a_strides, b_strides;
@@ -222,7 +212,7 @@ void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, con
           const DeviceRef& device) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::copy(dst_dtype, cuda_strided(dst, shape), src_dtype, cuda_strided(src, shape), cuda_shape(shape),
+    cuda::copy(dst_dtype, cuda_strided(dst, shape), src_dtype, cuda_strided(src, shape), cuda::shape_of(shape),
                device.stream);
     return;
   }

@@ -13,16 +13,6 @@ namespace gradiens::kernels {
 
 namespace {
 
-cuda::Shape cuda_shape(IntArrayRef sizes) {
-  GD_CHECK(sizes.size() <= static_cast<size_t>(cuda::kMaxDims),
-           "CUDA kernels take tensors of at most " + std::to_string(cuda::kMaxDims) + " dimensions, got " +
-               std::to_string(sizes.size()));
-  cuda::Shape shape;
-  shape.ndim = static_cast<int>(sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
-  return shape;
-}
-
 cuda::Strided cuda_operand(const StridedRef& ref) {
   cuda::Strided operand;
   operand.data = ref.data;
@@ -52,7 +42,7 @@ std::optional<int64_t> index_gather(ScalarType dtype, IntArrayRef shape, const S
                                     const StridedRef& index, int64_t index_scale, int64_t index_limit,
                                     const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_gather(dtype, cuda_shape(shape), cuda_operand(out), cuda_operand(src), cuda_operand(index),
+    cuda::index_gather(dtype, cuda::shape_of(shape), cuda_operand(out), cuda_operand(src), cuda_operand(index),
                        index_scale, device.stream);
     return std::nullopt;
   }
@@ -80,7 +70,7 @@ std::optional<int64_t> index_scatter_add(ScalarType dtype, IntArrayRef shape, co
                                          const StridedRef& src, const StridedRef& index, int64_t index_scale,
                                          int64_t index_limit, bool deterministic, const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda_shape(shape), cuda_operand(dst), cuda_operand(src),
+    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda::shape_of(shape), cuda_operand(dst), cuda_operand(src),
                         cuda_operand(index), index_scale, 1.0, deterministic, device.index, device.stream);
     return std::nullopt;
   }

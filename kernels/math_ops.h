@@ -2,6 +2,8 @@
 // kernels and the CUDA kernels take the same enums.
 #pragma once
 
+#include <limits>
+
 namespace gradiens::kernels {
 
 // Edge values follow PyTorch: exp(+big) = inf, log(0) = -inf, log(x < 0) = NaN,
@@ -35,6 +37,18 @@ enum class UnaryMath {
   Round,       // to the nearest integer, halves to even (nearbyint)
   Trunc,       // toward zero
 };
+
+// The kind of vector norm each p names (the CPU kernel and the engine's GPU
+// composite and backward each branch on it).
+enum class NormKind { Zero, One, Two, Inf, NegInf, General };
+inline NormKind norm_kind(double p) {
+  if (p == 0) return NormKind::Zero;
+  if (p == 1) return NormKind::One;
+  if (p == 2) return NormKind::Two;
+  if (p == std::numeric_limits<double>::infinity()) return NormKind::Inf;
+  if (p == -std::numeric_limits<double>::infinity()) return NormKind::NegInf;
+  return NormKind::General;
+}
 
 // out = a + b, a - b or a * b.
 enum class Arith { Add, Sub, Mul };

@@ -262,7 +262,7 @@ Tensor index_kernel(const IndexPlan& plan) {
   DimVector out_strides = contiguous_strides(plan.result_shape);
   if (out.device().is_cuda()) {
     if (out.numel() == 0) return out;
-    kc::index_gather(out.dtype(), cuda_seam::shape_of(plan.result_shape), device_operand(out, out_strides),
+    kc::index_gather(out.dtype(), kernels::cuda::shape_of(plan.result_shape), device_operand(out, out_strides),
                      device_operand(plan.view, plan.view_strides), device_operand(plan.offsets, plan.offset_strides),
                      1, cuda_seam::stream_of(out));
     return out;
@@ -314,7 +314,7 @@ void index_put_kernel(const Tensor& target, const std::vector<TensorIndex>& indi
       value_strides = broadcast_strides(values, r);
     }
     kc::index_scatter(accumulate ? kc::ScatterMode::Add : kc::ScatterMode::Set, target.dtype(),
-                      cuda_seam::shape_of(r), device_operand(plan.view, plan.view_strides),
+                      kernels::cuda::shape_of(r), device_operand(plan.view, plan.view_strides),
                       device_operand(values, value_strides), device_operand(plan.offsets, plan.offset_strides), 1,
                       1.0, are_deterministic_algorithms_enabled(), target.device().index(),
                       cuda_seam::stream_of(target));
@@ -403,7 +403,7 @@ Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, cons
     check_indices_on_device(index, 0, o.sizes[dim], dim);
     // The value form's src is a 0-dim CPU tensor.
     Tensor source = src.device().is_cuda() ? src : src.to(out.device());
-    kc::index_scatter(kc::ScatterMode::Set, out.dtype(), cuda_seam::shape_of(i.sizes), device_operand(out, out_strides),
+    kc::index_scatter(kc::ScatterMode::Set, out.dtype(), kernels::cuda::shape_of(i.sizes), device_operand(out, out_strides),
                       device_operand(source, src_strides), device_operand(index, i.strides), dim_stride, 1.0,
                       are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
     return out;
@@ -510,7 +510,7 @@ struct IndexSelect {
       self_strides[dim] = 0;
       DimIndex idx = dim_index(index, dim, shape.size());
       check_indices_on_device(idx.index, 0, s.sizes[dim], dim);
-      kc::index_gather(self.dtype(), cuda_seam::shape_of(shape), device_operand(out, contiguous_strides(shape)),
+      kc::index_gather(self.dtype(), kernels::cuda::shape_of(shape), device_operand(out, contiguous_strides(shape)),
                        device_operand(self, self_strides), device_operand(idx.index, idx.strides), s.strides[dim],
                        cuda_seam::stream_of(out));
       return out;
@@ -599,7 +599,7 @@ struct IndexAdd {
       out_strides[dim] = 0;
       DimIndex idx = dim_index(index, dim, r.sizes.size());
       check_indices_on_device(idx.index, 0, o.sizes[dim], dim);
-      kc::index_scatter(kc::ScatterMode::Add, out.dtype(), cuda_seam::shape_of(r.sizes),
+      kc::index_scatter(kc::ScatterMode::Add, out.dtype(), kernels::cuda::shape_of(r.sizes),
                         device_operand(out, out_strides), device_operand(source, r.strides),
                         device_operand(idx.index, idx.strides), o.strides[dim], alpha.to_double(),
                         are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
@@ -659,7 +659,7 @@ Tensor nonzero_on_device(const Tensor& c) {
                                            c.device().index(), cuda_seam::stream_of(c));
   Tensor out = empty({count, ndim}, index_options);
   if (count == 0 || ndim == 0) return out;
-  kc::unravel_positions(static_cast<const int64_t*>(positions.data_ptr()), count, cuda_seam::shape_of(c.sizes()),
+  kc::unravel_positions(static_cast<const int64_t*>(positions.data_ptr()), count, kernels::cuda::shape_of(c.sizes()),
                         static_cast<int64_t*>(out.data_ptr()), cuda_seam::stream_of(c));
   return out;
 }

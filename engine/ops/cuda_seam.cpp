@@ -48,15 +48,6 @@ void copy_op(const Tensor& dst, const Tensor& src) {
   kernels::copy(dst.dtype(), buffer_of(dst), src.dtype(), buffer_of(src), dst.sizes(), device_of(dst));
 }
 
-kc::Shape shape_of(IntArrayRef sizes) {
-  GD_CHECK(sizes.size() <= static_cast<size_t>(kc::kMaxDims),
-           fmt::format("CUDA kernels take tensors of at most {} dimensions, got {}", kc::kMaxDims, sizes.size()));
-  kc::Shape shape;
-  shape.ndim = static_cast<int>(sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
-  return shape;
-}
-
 kc::Strided strided(const Tensor& t, IntArrayRef shape) {
   GD_INTERNAL_ASSERT(t.device().is_cuda(), "cuda_seam::strided on a tensor that is not on a cuda device");
   kc::Strided s;
@@ -70,7 +61,7 @@ kc::StreamHandle stream_of(const Tensor& t) { return kc::current_stream(t.device
 
 void copy(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
-  kc::Shape shape = shape_of(dst.sizes());
+  kc::Shape shape = kc::shape_of(dst.sizes());
   kc::copy(dst.dtype(), strided(dst, dst.sizes()), src.dtype(), strided(src, dst.sizes()), shape, stream_of(dst));
 }
 
@@ -117,7 +108,7 @@ void copy_across_devices(const Tensor& dst, const Tensor& src_in, bool non_block
 void binary_scalar(kc::Binary op, const Tensor& out, const Tensor& a, double scalar, bool scalar_first, double alpha) {
   if (out.numel() == 0) return;
   IntArrayRef shape = out.sizes();
-  kc::binary_scalar(op, out.dtype(), strided(out, shape), strided(a, shape), shape_of(shape), scalar, scalar_first,
+  kc::binary_scalar(op, out.dtype(), strided(out, shape), strided(a, shape), kc::shape_of(shape), scalar, scalar_first,
                     alpha, stream_of(out));
 }
 

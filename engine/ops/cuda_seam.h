@@ -43,7 +43,6 @@ void where_op(const Tensor& out, const Tensor& condition, const Tensor& a, const
 // dst = src (on dst's device) broadcast to dst's shape, converting the dtype.
 void copy_op(const Tensor& dst, const Tensor& src);
 
-kernels::cuda::Shape shape_of(IntArrayRef sizes);
 // `t` viewed as `shape` (broadcast dimensions get stride 0), based at its first element.
 kernels::cuda::Strided strided(const Tensor& t, IntArrayRef shape);
 // The current stream of t's device.

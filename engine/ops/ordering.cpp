@@ -51,7 +51,7 @@ Tensor flip_kernel(const Tensor& x, const DimVector& dims) {
       in.data = static_cast<char*>(in.data) + (x.sizes()[d] - 1) * in_strides[d] * esize;
       in.strides[d] = -in_strides[d];
     }
-    kernels::cuda::copy(x.dtype(), cuda_seam::strided(out, out.sizes()), x.dtype(), in, cuda_seam::shape_of(x.sizes()),
+    kernels::cuda::copy(x.dtype(), cuda_seam::strided(out, out.sizes()), x.dtype(), in, kernels::cuda::shape_of(x.sizes()),
                         cuda_seam::stream_of(out));
     return out;
   }
@@ -115,7 +115,7 @@ Tensor cumulative_kernel(const Tensor& x, int64_t d) {
       in_operand.strides[k] = in.strides[k];
       out_operand.strides[k] = o.strides[k];
     }
-    kernels::cuda::cumulative(IsProd, x.dtype(), cuda_seam::shape_of(in.sizes), static_cast<int>(d), out_operand,
+    kernels::cuda::cumulative(IsProd, x.dtype(), kernels::cuda::shape_of(in.sizes), static_cast<int>(d), out_operand,
                               in_operand, cuda_seam::stream_of(out));
     return out;
   }

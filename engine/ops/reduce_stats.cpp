@@ -13,11 +13,15 @@
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/reduce_util.h"
+#include "kernels/math_ops.h"
 #include "kernels/reduce.h"
 
 namespace gradiens {
 
 namespace {
+
+using kernels::NormKind;
+using kernels::norm_kind;
 
 IntArrayRef optional_dims(const std::optional<std::vector<int64_t>>& dims) {
   return dims ? IntArrayRef(*dims) : IntArrayRef();
@@ -37,17 +41,6 @@ struct StdFromVar {
     return {where(at_zero, 0.0, g / (where(at_zero, 1.0, y) * 2))};
   }
 };
-
-// The kind of vector norm each p names.
-enum class NormKind { Zero, One, Two, Inf, NegInf, General };
-NormKind norm_kind(double p) {
-  if (p == 0) return NormKind::Zero;
-  if (p == 1) return NormKind::One;
-  if (p == 2) return NormKind::Two;
-  if (p == std::numeric_limits<double>::infinity()) return NormKind::Inf;
-  if (p == -std::numeric_limits<double>::infinity()) return NormKind::NegInf;
-  return NormKind::General;
-}
 
 // ||x||_p over dims, accumulated in double. p = 0 counts the nonzero elements;
 // +-inf take the largest/smallest |x| (a NaN wins); an empty slice gives 0.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/reduce.h"
+#include "kernels/math_ops.h"
 
 namespace gradiens::kernels::cpu {
 
@@ -83,17 +84,6 @@ void arg_extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout
   };
   if (allow_bool) dispatch_all(dtype, name, kernel);
   else dispatch_numeric_and_reduced(dtype, name, kernel);
-}
-
-// The kind of vector norm each p names.
-enum class NormKind { Zero, One, Two, Inf, NegInf, General };
-NormKind norm_kind(double p) {
-  if (p == 0) return NormKind::Zero;
-  if (p == 1) return NormKind::One;
-  if (p == 2) return NormKind::Two;
-  if (p == std::numeric_limits<double>::infinity()) return NormKind::Inf;
-  if (p == -std::numeric_limits<double>::infinity()) return NormKind::NegInf;
-  return NormKind::General;
 }
 
 }  // namespace

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "kernels/error.h"
 #include "kernels/math_ops.h"
 #include "kernels/scalar_type.h"
+#include "kernels/small_vector.h"
 
 namespace gradiens::kernels::cuda {
 
@@ -27,6 +30,17 @@ struct Shape {
     return n;
   }
 };
+
+// The Shape of `sizes`; a gradiens::Error past kMaxDims dimensions.
+inline Shape shape_of(IntArrayRef sizes) {
+  GD_CHECK(sizes.size() <= static_cast<size_t>(kMaxDims), "CUDA kernels take tensors of at most " +
+                                                               std::to_string(kMaxDims) + " dimensions, got " +
+                                                               std::to_string(sizes.size()));
+  Shape shape;
+  shape.ndim = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) shape.sizes[d] = sizes[d];
+  return shape;
+}
 
 // One operand over a Shape: its base pointer (already offset to the first
 // element) and its stride in elements per dimension (0 for a broadcast one).
