@@ -18,8 +18,7 @@
 #include "engine/generator.h"
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cpu/random.h"
-#include "kernels/cuda/random.h"
+#include "kernels/random.h"
 
 namespace gradiens {
 
@@ -88,7 +87,7 @@ void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 namespace {
 
-using kernels::cpu::PhiloxState;
+using kernels::PhiloxState;
 
 // A number as PyTorch's messages stream it (C++ ostream defaults: "2", "3e+38").
 std::string stream_number(double v) {
@@ -117,48 +116,27 @@ void check_no_internal_overlap(const Tensor& self) {
 
 PhiloxState philox(const GeneratorState& s) { return {s.seed, s.offset}; }
 
-// Runs fill(T* out, n, stream) over self's elements, drawing from `generator`.
-// A non-contiguous self is filled through a contiguous temporary, so the numbers
-// land in self's logical order whatever its strides.
-template <class T, class Fill>
-void fill_from_generator(const Tensor& self, Generator& generator, uint64_t blocks, Fill fill) {
+// Runs fill(out, n, philox, device) over self's elements, drawing the `blocks`
+// reserved from `generator`. A non-contiguous self is filled through a
+// contiguous temporary, so the numbers land in self's logical order whatever its
+// strides. With on_host, a cuda self is filled on the CPU and copied over (a seed
+// gives the same numbers on every device, bit for bit); otherwise the fill runs
+// on self's device, from the same counters (Note [Philox stream layout]).
+template <class Fill>
+void fill_from_generator(const Tensor& self, Generator& generator, uint64_t blocks, bool on_host, Fill fill) {
   const GeneratorState start = generator.reserve(blocks);
-  const int64_t n = self.numel();
-  uint64_t used = 0;
-  if (self.device().is_cuda()) {
-    // Drawn on the host from the same counters and copied over: a seed gives
-    // the same numbers on every device, bit for bit.
-    Tensor host = empty(self.sizes(), self.options().device(Device(kCPU)));
-    used = fill(host.cpu_data_ptr<T>(), n, philox(start));
-    copy_data(self, host);
-  } else if (self.is_contiguous()) {
-    used = fill(self.cpu_data_ptr<T>(), n, philox(start));
-  } else {
-    Tensor dense = empty(self.sizes(), self.options());
-    used = fill(dense.cpu_data_ptr<T>(), n, philox(start));
-    copy_data(self, dense);
-  }
+  const bool host_copy = on_host && self.device().is_cuda();
+  const Tensor target = host_copy              ? empty(self.sizes(), self.options().device(Device(kCPU)))
+                        : self.is_contiguous() ? self
+                                               : empty(self.sizes(), self.options());
+  const uint64_t used = fill(target.data_ptr(), self.numel(), philox(start), cuda_seam::device_of(target));
+  if (!target.is_same(self)) copy_data(self, target);
   GD_INTERNAL_ASSERT(used == blocks, fmt::format("a random fill used {} Philox blocks, {} were reserved", used, blocks));
 }
 
 template <class T>
 uint64_t blocks_for(int64_t n) {
-  return sizeof(T) == 8 ? kernels::cpu::philox_blocks_for_64bit_draws(n)
-                        : kernels::cpu::philox_blocks_for_32bit_draws(n);
-}
-
-// A fill by a CUDA kernel (kernels/cuda/random.h) from the counters reserved
-// for self: the same stream layout as the host fills, so uniform draws are the
-// CPU's bit for bit and normals differ by an ulp or two (CUDA's log/sin/cos).
-// A non-contiguous self is filled through a contiguous temporary.
-template <class T, class Fill>
-void fill_on_device(const Tensor& self, Generator& generator, Fill fill) {
-  const uint64_t blocks = blocks_for<T>(self.numel());
-  const GeneratorState start = generator.reserve(blocks);
-  const Tensor dense = self.is_contiguous() ? self : empty(self.sizes(), self.options());
-  const uint64_t used = fill(dense, start);
-  if (!self.is_contiguous()) copy_data(self, dense);
-  GD_INTERNAL_ASSERT(used == blocks, fmt::format("a random fill used {} Philox blocks, {} were reserved", used, blocks));
+  return sizeof(T) == 8 ? kernels::philox_blocks_for_64bit_draws(n) : kernels::philox_blocks_for_32bit_draws(n);
 }
 
 // float16/bfloat16 fills draw float32 numbers (the float32 stream: a seed gives
@@ -217,19 +195,15 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
                          "which result in to-from to exceed the limit",
                          c10_type_name(self.dtype()), stream_number(to), stream_number(from)));
     const T low = static_cast<T>(from), high = static_cast<T>(to);
-    if (self.device().is_cuda() && low < high) {
-      fill_on_device<T>(self, generator, [&](const Tensor& dense, const GeneratorState& start) {
-        return kernels::cuda::fill_uniform(dense.dtype(), dense.data_ptr(), dense.numel(), start.seed, start.offset,
-                                           from, to, cuda_seam::stream_of(dense));
-      });
-      return;
-    }
-    fill_from_generator<T>(self, generator, blocks_for<T>(self.numel()), [&](T* out, int64_t n, PhiloxState s) {
-      if (low < high) return kernels::cpu::fill_uniform(out, n, s, low, high);
-      // [from, from) holds only from, as in PyTorch; the stream still advances as for any fill.
-      std::fill(out, out + n, low);
-      return blocks_for<T>(n);
-    });
+    // [from, from) holds only from, as in PyTorch (filled on the host); the
+    // stream still advances as for any fill.
+    const bool empty_range = !(low < high);
+    fill_from_generator(self, generator, blocks_for<T>(self.numel()), empty_range,
+                        [&](void* out, int64_t n, PhiloxState s, const kernels::DeviceRef& device) {
+                          if (!empty_range) return kernels::fill_uniform(self.dtype(), out, n, s, from, to, device);
+                          std::fill(static_cast<T*>(out), static_cast<T*>(out) + n, low);
+                          return blocks_for<T>(n);
+                        });
   });
 }
 
@@ -239,16 +213,10 @@ void normal_fill(const Tensor& self, double mean, double std, Generator& generat
     return;
   }
   dispatch_floating(self.dtype(), "normal_", [&]<class T>() {
-    if (self.device().is_cuda()) {
-      fill_on_device<T>(self, generator, [&](const Tensor& dense, const GeneratorState& start) {
-        return kernels::cuda::fill_normal(dense.dtype(), dense.data_ptr(), dense.numel(), start.seed, start.offset,
-                                          mean, std, cuda_seam::stream_of(dense));
-      });
-      return;
-    }
-    fill_from_generator<T>(self, generator, blocks_for<T>(self.numel()), [&](T* out, int64_t n, PhiloxState s) {
-      return kernels::cpu::fill_normal(out, n, s, static_cast<T>(mean), static_cast<T>(std));
-    });
+    fill_from_generator(self, generator, blocks_for<T>(self.numel()), false,
+                        [&](void* out, int64_t n, PhiloxState s, const kernels::DeviceRef& device) {
+                          return kernels::fill_normal(self.dtype(), out, n, s, mean, std, device);
+                        });
   });
 }
 
@@ -407,10 +375,11 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator& generato
   const TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   check_randint_range(low, high, o.dtype());
   Tensor draws = empty(sizes, TensorOptions().dtype(kInt64).device(o.device()));
-  fill_from_generator<int64_t>(draws, generator, kernels::cpu::philox_blocks_for_64bit_draws(draws.numel()),
-                               [&](int64_t* out, int64_t n, PhiloxState s) {
-                                 return kernels::cpu::fill_randint(out, n, s, low, high);
-                               });
+  // Drawn on the host for a cuda tensor too, as randint has always been.
+  fill_from_generator(draws, generator, kernels::philox_blocks_for_64bit_draws(draws.numel()), true,
+                      [&](void* out, int64_t n, PhiloxState s, const kernels::DeviceRef& device) {
+                        return kernels::fill_randint(static_cast<int64_t*>(out), n, s, low, high, device);
+                      });
   if (o.dtype() == kInt64) return finish(draws, o);
   Tensor t = empty(sizes, o.requires_grad(false));
   copy_data(t, draws);
@@ -438,8 +407,9 @@ Tensor randperm(int64_t n, Generator& generator, const TensorOptions& options) {
   if (n > 1) {
     const int64_t draws = n - 1;
     std::vector<uint32_t> words(static_cast<size_t>(2 * draws));
-    const uint64_t blocks = kernels::cpu::philox_blocks_for_64bit_draws(draws);
-    const uint64_t used = kernels::cpu::fill_random_bits(words.data(), 2 * draws, philox(generator.reserve(blocks)));
+    const uint64_t blocks = kernels::philox_blocks_for_64bit_draws(draws);
+    const uint64_t used =
+        kernels::fill_random_bits(words.data(), 2 * draws, philox(generator.reserve(blocks)), kernels::DeviceRef{});
     GD_INTERNAL_ASSERT(used == blocks, "randperm: the Philox blocks used differ from those reserved");
     for (int64_t i = n - 1; i > 0; --i) {
       const size_t w = static_cast<size_t>(2 * (n - 1 - i));
@@ -477,8 +447,9 @@ namespace {
 
 std::vector<double> uniform_draws(int64_t n, Generator& generator) {
   std::vector<double> u(static_cast<size_t>(n));
-  const uint64_t blocks = kernels::cpu::philox_blocks_for_64bit_draws(n);
-  const uint64_t used = kernels::cpu::fill_uniform(u.data(), n, philox(generator.reserve(blocks)), 0.0, 1.0);
+  const uint64_t blocks = kernels::philox_blocks_for_64bit_draws(n);
+  const uint64_t used =
+      kernels::fill_uniform(kFloat64, u.data(), n, philox(generator.reserve(blocks)), 0.0, 1.0, kernels::DeviceRef{});
   GD_INTERNAL_ASSERT(used == blocks, "a sampler used other Philox blocks than it reserved");
   return u;
 }
@@ -500,11 +471,11 @@ Tensor bernoulli_samples(IntArrayRef sizes, Generator& generator, Probability pr
 Tensor bernoulli_samples_on_device(IntArrayRef sizes, const Device& device, Generator& generator,
                                    const Tensor& probability, double p) {
   Tensor u = empty(sizes, TensorOptions().dtype(kFloat64).device(device));
-  const uint64_t blocks = kernels::cpu::philox_blocks_for_64bit_draws(u.numel());
+  const uint64_t blocks = kernels::philox_blocks_for_64bit_draws(u.numel());
   const GeneratorState start = generator.reserve(blocks);
   if (u.numel() > 0) {
-    const uint64_t used = kernels::cuda::fill_uniform(kFloat64, u.data_ptr(), u.numel(), start.seed, start.offset,
-                                                      0.0, 1.0, cuda_seam::stream_of(u));
+    const uint64_t used =
+        kernels::fill_uniform(kFloat64, u.data_ptr(), u.numel(), philox(start), 0.0, 1.0, cuda_seam::device_of(u));
     GD_INTERNAL_ASSERT(used == blocks, "a sampler used other Philox blocks than it reserved");
   }
   return (probability.defined() ? lt(u, probability) : lt(u, p)).to(kFloat64);

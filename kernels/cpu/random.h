@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 
+#include "kernels/random.h"
+
 namespace gradiens::kernels::cpu {
 
 // Note [Philox stream layout]
@@ -50,15 +52,11 @@ namespace gradiens::kernels::cpu {
 //                   (high - low) / 2^64 per value (below 2^-32 for any range
 //                   under 2^32), and a fixed draw count keeps the layout above.
 
-struct PhiloxState {
-  uint64_t seed;
-  uint64_t offset;  // Philox blocks (128 bits each) already used on this seed
-};
-
-// Blocks a fill of n values will consume, known before the fill so that a
-// Generator can reserve its range under a lock and fill outside it.
-constexpr uint64_t philox_blocks_for_32bit_draws(int64_t n) { return static_cast<uint64_t>((n + 3) / 4); }
-constexpr uint64_t philox_blocks_for_64bit_draws(int64_t n) { return static_cast<uint64_t>((n + 1) / 2); }
+// The stream state and the block counts are shared with the CUDA twins
+// (kernels/random.h); named here too for the CPU's callers.
+using kernels::PhiloxState;
+using kernels::philox_blocks_for_32bit_draws;
+using kernels::philox_blocks_for_64bit_draws;
 
 // The four words of block `block` of the stream `s` (see the note above).
 std::array<uint32_t, 4> philox_block(PhiloxState s, uint64_t block);

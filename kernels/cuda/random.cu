@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 template <class Writer>
 uint64_t launch_philox_fill(int64_t n, uint64_t seed, uint64_t offset, Writer writer, StreamHandle stream) {
   static_assert(Writer::kPerBlock == 4 || Writer::kPerBlock == 2);
-  const uint64_t philox_blocks = Writer::kPerBlock == 4 ? cpu::philox_blocks_for_32bit_draws(n)
-                                                        : cpu::philox_blocks_for_64bit_draws(n);
+  const uint64_t philox_blocks = Writer::kPerBlock == 4 ? philox_blocks_for_32bit_draws(n)
+                                                        : philox_blocks_for_64bit_draws(n);
   if (philox_blocks == 0) return 0;
   const int64_t work_items = static_cast<int64_t>(philox_blocks);
   philox_fill_kernel<<<blocks_for(work_items), kThreadsPerBlock, 0, as_cuda_stream(stream)>>>(seed, offset, n,

@@ -12,7 +12,7 @@ namespace gradiens::kernels::cuda {
 
 // Each fill writes out[0, n) on `stream`, reading the stream (seed, offset),
 // and returns the Philox blocks it consumes (philox_blocks_for_32bit_draws /
-// _64bit_draws of kernels/cpu/random.h), which the caller adds to its offset.
+// _64bit_draws of kernels/random.h), which the caller adds to its offset.
 // The checks match the CPU's: n >= 0 and the ranges below, else gradiens::Error.
 
 // Uniform on [low, high) for float32 or float64 (low and high are first
