@@ -1,7 +1,7 @@
-// gradiens::linalg (engine/linalg.h): checks with PyTorch's messages, the loop over
-// batch matrices into kernels/cpu/lapack (cuda tensors: kernels/cuda/solver,
-// cuSOLVER), and the backward formulas of det, slogdet, inv, solve, cholesky, eigh
-// and svd, written with differentiable ops.
+// gradiens::linalg (engine/linalg.h): checks with PyTorch's messages, batches of
+// column-major matrices through the LAPACK entry points of kernels/linalg.h
+// (LAPACK on the CPU, cuSOLVER on a cuda device), and the backward formulas of
+// det, slogdet, inv, solve, cholesky, eigh and svd, written with differentiable ops.
 #include "engine/linalg.h"
 
 #include <fmt/format.h>
@@ -17,13 +17,12 @@
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
-#include "kernels/cpu/lapack.h"
-#include "kernels/cuda/solver.h"
+#include "engine/ops/cuda_seam.h"
+#include "kernels/linalg.h"
 
 namespace gradiens::linalg {
 
-namespace lapack = kernels::cpu::lapack;
-namespace solver = kernels::cuda::solver;
+using kernels::SvdVectors;
 
 namespace {
 
@@ -49,14 +48,16 @@ namespace {
 // differentiable through this same node.
 //
 // Note [LAPACK on the GPU]
-// A cuda tensor's column-major buffers go to kernels/cuda/solver (cuSOLVER), a
-// whole batch per call, in the same layouts as on the CPU. What the CPU path does
-// with the factors in host loops (pivot signs, diagonal products, triangles,
-// packing) is done there with device tensor ops. LAPACK's infos land in a device
-// int32 tensor; the ops whose failure is an error (inv, solve, cholesky, eigh,
-// svd) read it back once per call, a synchronisation, as PyTorch's linalg error
-// checks do; det and slogdet never wait for the GPU. cuSOLVER's gesvd needs
-// m >= n: a wide matrix is decomposed through its transpose.
+// Every op hands its column-major buffers, a whole batch per call, to
+// kernels/linalg.h, in the same layouts on both devices: LAPACK one matrix at a
+// time on the CPU, cuSOLVER on a cuda device. Pivots and LAPACK's infos land in
+// int32 tensors on A's device; the ops whose failure is an error (inv, solve,
+// cholesky, eigh, svd) read the infos back once per call (on a GPU a
+// synchronisation, as PyTorch's linalg error checks are); det and slogdet never
+// wait for the GPU. What det and slogdet do with the factors is a host loop on
+// the CPU (its results bit for bit as they always were) and device tensor ops on
+// a GPU. cuSOLVER's gesvd needs m >= n: a wide matrix is decomposed through its
+// transpose there.
 
 // ---- checks ----
 
@@ -149,12 +150,7 @@ std::vector<int64_t> broadcast_batch_index(IntArrayRef batch, IntArrayRef operan
   return out;
 }
 
-// ---- the GPU's buffers and infos (Note [LAPACK on the GPU]) ----
-
-template <class T>
-T* device_data(const Tensor& t) {
-  return static_cast<T*>(t.data_ptr());
-}
+// ---- pivots and infos (Note [LAPACK on the GPU]) ----
 
 // int32 zeros on A's device (infos and pivots; an empty matrix leaves its info unwritten).
 Tensor device_ints(const Tensor& A, IntArrayRef sizes) {
@@ -163,7 +159,7 @@ Tensor device_ints(const Tensor& A, IntArrayRef sizes) {
 
 int* int_data(const Tensor& t) { return static_cast<int*>(t.data_ptr()); }
 
-// The first nonzero info of a batch, read back from the device: (batch index,
+// The first nonzero info of a batch, read back to the host: (batch index,
 // info), or (-1, 0) when every matrix succeeded.
 std::pair<int64_t, int> first_failure(const Tensor& infos) {
   Tensor host = infos.cpu().contiguous();
@@ -187,19 +183,35 @@ LuInput lu_input(const Tensor& A) {
   return {column_major_copy(A), false};
 }
 
-// Calls f(index, lu, pivots, info) for each matrix of A [..., n, n] after its LU
-// factorization (column-major lu, LAPACK's 1-based pivots).
+// The LU factors of each matrix of A: lu_input's buffer factorized in place,
+// pivots [..., n] (LAPACK's 1-based rows) and infos [...], int32 on A's device.
+struct LuFactors {
+  Tensor buffer;
+  bool transposed;
+  Tensor pivots, infos;
+};
+
+LuFactors lu_factor(const Tensor& A) {
+  NoGradGuard no_grad;
+  const int64_t n = A.size(-1);
+  LuInput input = lu_input(A);
+  LuFactors lu{input.buffer, input.transposed, device_ints(A, with_vector(batch_sizes(A), n)),
+               device_ints(A, batch_sizes(A))};
+  kernels::getrf(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, int_data(lu.pivots),
+                 int_data(lu.infos), cuda_seam::device_of(A));
+  return lu;
+}
+
+// Calls f(index, lu, pivots, info) for each matrix of a CPU tensor A [..., n, n]
+// after its LU factorization (column-major lu, LAPACK's 1-based pivots).
 template <class T, class F>
 void for_each_lu(const Tensor& A, F&& f) {
-  int64_t n = A.size(-1);
-  Tensor buffer = lu_input(A).buffer;  // det(A^T) = det(A)
-  T* data = buffer.cpu_data_ptr<T>();
-  std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
-  for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-    T* lu = data + b * n * n;
-    int info = lapack::getrf(n, lu, n, pivots.data());
-    f(b, lu, pivots.data(), info);
-  }
+  const int64_t n = A.size(-1);
+  LuFactors lu = lu_factor(A);  // det(A^T) = det(A)
+  const T* data = lu.buffer.cpu_data_ptr<T>();
+  const int32_t* pivots = lu.pivots.cpu_data_ptr<int32_t>();
+  const int32_t* infos = lu.infos.cpu_data_ptr<int32_t>();
+  for (int64_t b = 0, count = batch_count(A); b < count; ++b) f(b, data + b * n * n, pivots + b * n, infos[b]);
 }
 
 // The sign of the row permutation of LAPACK's pivots.
@@ -208,27 +220,6 @@ double pivot_sign(const int* pivots, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     if (pivots[i] != i + 1) sign = -sign;
   return sign;
-}
-
-// The LU factors of each matrix of A on the GPU: lu_input's buffer factorized in
-// place, pivots [..., n] (LAPACK's 1-based rows) and infos [...], int32 on the device.
-struct DeviceLu {
-  Tensor buffer;
-  bool transposed;
-  Tensor pivots, infos;
-};
-
-DeviceLu device_lu(const Tensor& A) {
-  NoGradGuard no_grad;
-  const int64_t n = A.size(-1), count = batch_count(A);
-  LuInput input = lu_input(A);
-  DeviceLu lu{input.buffer, input.transposed, device_ints(A, with_vector(batch_sizes(A), n)),
-              device_ints(A, batch_sizes(A))};
-  dispatch_floating(A.dtype(), "linalg.lu_factor", [&]<class T>() {
-    solver::getrf(count, n, device_data<T>(lu.buffer), n, n * n, int_data(lu.pivots), int_data(lu.infos),
-                  A.device().index());
-  });
-  return lu;
 }
 
 // pivot_sign of each row of pivots [..., n] on the device, float64 [...].
@@ -247,7 +238,7 @@ Tensor device_pivot_sign(const Tensor& pivots) {
 // > 0) makes the sign 0 and log|det| -inf.
 std::pair<Tensor, Tensor> device_sign_logabsdet(const Tensor& A) {
   NoGradGuard no_grad;
-  DeviceLu lu = device_lu(A);
+  LuFactors lu = lu_factor(A);
   Tensor diagonal = lu.buffer.diagonal(0, -2, -1).to(kFloat64);
   return {device_pivot_sign(lu.pivots) * diagonal.sign().prod(-1), diagonal.abs().log().sum({-1})};
 }
@@ -316,7 +307,7 @@ struct Det {
   static Tensor forward(Ctx& ctx, const Tensor& A) {
     if (A.device().is_cuda()) {
       NoGradGuard no_grad;
-      DeviceLu lu = device_lu(A);
+      LuFactors lu = lu_factor(A);
       Tensor out = device_pivot_sign(lu.pivots).to(A.dtype()) * lu.buffer.diagonal(0, -2, -1).prod(-1);
       ctx.save_for_backward(A, out);
       return out;
@@ -380,21 +371,19 @@ struct Slogdet {
   }
 };
 
-// The inverse of each matrix of A on the GPU: cuSOLVER has no getri, so X solves
-// A X = I from the LU factors (the identity is its own column-major buffer).
-Tensor inverse_on_gpu(const Tensor& A) {
+// The inverse of each matrix of A from its LU factors, into identity matrices
+// (kernels::getri: the GPU solves A X = I there).
+Tensor inverse(const Tensor& A) {
   NoGradGuard no_grad;
-  const int64_t n = A.size(-1), count = batch_count(A);
-  DeviceLu lu = device_lu(A);
+  const int64_t n = A.size(-1);
+  LuFactors lu = lu_factor(A);
   auto [failed, info] = first_failure(lu.infos);
   GD_CHECK(failed < 0, fmt::format("linalg.inv: {}The diagonal element {} is zero, the inversion could not be "
                                    "completed because the input matrix is singular.",
                                    batch_prefix(A, failed), info));
   Tensor x = eye(n, A.options()).expand(A.sizes()).contiguous();
-  dispatch_floating(A.dtype(), "linalg.inv", [&]<class T>() {
-    solver::getrs(false, count, n, n, device_data<T>(lu.buffer), n, n * n, int_data(lu.pivots), nullptr,
-                  device_data<T>(x), n, n * n, A.device().index());
-  });
+  kernels::getri(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, int_data(lu.pivots), x.data_ptr(), n,
+                 n * n, cuda_seam::device_of(A));
   // inv(A^T) column-major is inv(A) row-major.
   return lu.transposed ? x : from_column_major(x);
 }
@@ -403,30 +392,7 @@ Tensor inverse_on_gpu(const Tensor& A) {
 struct Inv {
   static constexpr std::string_view name = "LinalgInvExBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A) {
-    if (A.device().is_cuda()) {
-      Tensor out = inverse_on_gpu(A);
-      ctx.save_for_backward(out);
-      return out;
-    }
-    int64_t n = A.size(-1);
-    // Named members rather than a structured binding: lambdas capture them (clang < 16 cannot capture bindings).
-    LuInput lu = lu_input(A);
-    Tensor& buffer = lu.buffer;
-    const bool transposed = lu.transposed;
-    dispatch_floating(A.dtype(), "linalg.inv", [&]<class T>() {
-      T* data = buffer.cpu_data_ptr<T>();
-      std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1)));
-      for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-        T* a = data + b * n * n;
-        int info = lapack::getrf(n, a, n, pivots.data());
-        GD_CHECK(info == 0, fmt::format("linalg.inv: {}The diagonal element {} is zero, the inversion could not be "
-                                        "completed because the input matrix is singular.",
-                                        batch_prefix(A, b), info));
-        lapack::getri(n, a, n, pivots.data());
-      }
-    });
-    // inv(A^T) column-major is inv(A) row-major.
-    Tensor out = transposed ? buffer : from_column_major(buffer);
+    Tensor out = inverse(A);
     ctx.save_for_backward(out);
     return out;
   }
@@ -436,19 +402,17 @@ struct Inv {
   }
 };
 
-// X = A^-1 B on the GPU, B's matrix b solved with A's matrix a_index[b].
-Tensor solve_on_gpu(const Tensor& A, const Tensor& B, const std::vector<int64_t>& a_index) {
+// X = A^-1 B, B's matrix b solved with A's matrix a_index[b].
+Tensor solve_with_lu(const Tensor& A, const Tensor& B, const std::vector<int64_t>& a_index) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1), k = B.size(-1);
-  DeviceLu lu = device_lu(A);
+  LuFactors lu = lu_factor(A);
   const int64_t failed = first_failure(lu.infos).first;
   GD_CHECK(failed < 0, fmt::format("torch.linalg.solve: {}The solver failed because the input matrix is singular.",
                                    batch_prefix(A, failed)));
   Tensor x = column_major_copy(B);
-  dispatch_floating(A.dtype(), "linalg.solve", [&]<class T>() {
-    solver::getrs(lu.transposed, static_cast<int64_t>(a_index.size()), n, k, device_data<T>(lu.buffer), n, n * n,
-                  int_data(lu.pivots), a_index.data(), device_data<T>(x), n, n * k, A.device().index());
-  });
+  kernels::getrs(A.dtype(), lu.transposed, static_cast<int64_t>(a_index.size()), n, k, lu.buffer.data_ptr(), n, n * n,
+                 int_data(lu.pivots), a_index.data(), x.data_ptr(), n, n * k, cuda_seam::device_of(A));
   return from_column_major(x);
 }
 
@@ -458,34 +422,7 @@ Tensor solve_on_gpu(const Tensor& A, const Tensor& B, const std::vector<int64_t>
 struct Solve {
   static constexpr std::string_view name = "LinalgSolveExBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A, const Tensor& B) {
-    int64_t n = A.size(-1), k = B.size(-1);
-    std::vector<int64_t> a_index = broadcast_batch_index(batch_sizes(B), batch_sizes(A));
-    if (A.device().is_cuda()) {
-      Tensor out = solve_on_gpu(A, B, a_index);
-      ctx.save_for_backward(A, out);
-      return out;
-    }
-    LuInput lu = lu_input(A);  // named members: lambdas capture them (see inv)
-    Tensor& lu_buffer = lu.buffer;
-    const bool transposed = lu.transposed;
-    Tensor x_buffer = column_major_copy(B);
-    dispatch_floating(A.dtype(), "linalg.solve", [&]<class T>() {
-      T* lu = lu_buffer.cpu_data_ptr<T>();
-      T* x = x_buffer.cpu_data_ptr<T>();
-      int64_t a_count = batch_count(A);
-      std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n * a_count, 1)));
-      for (int64_t a = 0; a < a_count; ++a) {
-        int info = lapack::getrf(n, lu + a * n * n, n, pivots.data() + a * n);
-        GD_CHECK(info == 0, fmt::format("torch.linalg.solve: {}The solver failed because the input matrix is singular.",
-                                        batch_prefix(A, a)));
-      }
-      for (size_t b = 0; b < a_index.size(); ++b) {
-        int64_t a = a_index[b];
-        lapack::getrs(transposed, n, k, lu + a * n * n, n, pivots.data() + a * n, x + static_cast<int64_t>(b) * n * k,
-                      n);
-      }
-    });
-    Tensor out = from_column_major(x_buffer);
+    Tensor out = solve_with_lu(A, B, broadcast_batch_index(batch_sizes(B), batch_sizes(A)));
     ctx.save_for_backward(A, out);
     return out;
   }
@@ -510,19 +447,19 @@ Tensor lower_half_diagonal_mask(int64_t n, const TensorOptions& options) {
   return mask.to(options.device(), options.dtype());
 }
 
-// The Cholesky factor on the GPU from A's column-major buffer (factorized in place).
-Tensor cholesky_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
+// The Cholesky factor of each matrix of A, upper or lower.
+Tensor cholesky_factor(const Tensor& A, bool upper) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1);
+  Tensor buffer = column_major_copy(A);
   Tensor infos = device_ints(A, batch_sizes(A));
-  dispatch_floating(A.dtype(), "linalg.cholesky", [&]<class T>() {
-    solver::potrf(upper, batch_count(A), n, device_data<T>(buffer), n, n * n, int_data(infos), A.device().index());
-  });
+  kernels::potrf(A.dtype(), upper, batch_count(A), n, buffer.data_ptr(), n, n * n, int_data(infos),
+                 cuda_seam::device_of(A));
   auto [failed, info] = first_failure(infos);
   GD_CHECK(failed < 0, fmt::format("linalg.cholesky: {}The factorization could not be completed because the input is "
                                    "not positive-definite (the leading minor of order {} is not positive-definite).",
                                    batch_prefix(A, failed), info));
-  // cuSOLVER, as LAPACK, leaves A's entries in the other triangle.
+  // LAPACK and cuSOLVER leave A's entries in the other triangle.
   Tensor factor = from_column_major(buffer);
   return upper ? factor.triu() : factor.tril();
 }
@@ -532,30 +469,7 @@ Tensor cholesky_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
 struct Cholesky {
   static constexpr std::string_view name = "LinalgCholeskyExBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A, bool upper) {
-    int64_t n = A.size(-1);
-    Tensor buffer = column_major_copy(A);
-    if (A.device().is_cuda()) {
-      Tensor out = cholesky_on_gpu(A, buffer, upper);
-      ctx.real = upper ? 1 : 0;
-      ctx.save_for_backward(out);
-      return out;
-    }
-    dispatch_floating(A.dtype(), "linalg.cholesky", [&]<class T>() {
-      T* data = buffer.cpu_data_ptr<T>();
-      for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-        T* a = data + b * n * n;
-        int info = lapack::potrf(upper, n, a, n);
-        GD_CHECK(info == 0, fmt::format("linalg.cholesky: {}The factorization could not be completed because the "
-                                        "input is not positive-definite (the leading minor of order {} is not "
-                                        "positive-definite).",
-                                        batch_prefix(A, b), info));
-        // LAPACK leaves A's entries in the other triangle.
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t i = 0; i < n; ++i)
-            if (upper ? i > j : i < j) a[i + j * n] = 0;
-      }
-    });
-    Tensor out = from_column_major(buffer);
+    Tensor out = cholesky_factor(A, upper);
     ctx.real = upper ? 1 : 0;
     ctx.save_for_backward(out);
     return out;
@@ -573,17 +487,15 @@ struct Cholesky {
 
 // ---- eigh ----
 
-// Eigh's packed output on the GPU from A's column-major buffer (overwritten by
-// the eigenvectors).
-Tensor eigh_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
+// Eigh's packed output (below) for A, read from its lower (upper) triangle.
+Tensor packed_eigh(const Tensor& A, bool upper) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1);
+  Tensor buffer = column_major_copy(A);  // overwritten by the eigenvectors
   Tensor w = empty(with_vector(batch_sizes(A), n), A.options());
   Tensor infos = device_ints(A, batch_sizes(A));
-  dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
-    solver::syevd(true, upper, batch_count(A), n, device_data<T>(buffer), n, n * n, device_data<T>(w), n,
-                  int_data(infos), A.device().index());
-  });
+  kernels::syevd(A.dtype(), true, upper, batch_count(A), n, buffer.data_ptr(), n, n * n, w.data_ptr(), n,
+                 int_data(infos), cuda_seam::device_of(A));
   auto [failed, info] = first_failure(infos);
   GD_CHECK(failed < 0, fmt::format("linalg.eigh: {}The algorithm failed to converge because the input matrix is "
                                    "ill-conditioned or has too many repeated eigenvalues (error code: {}).",
@@ -600,31 +512,7 @@ Tensor eigh_on_gpu(const Tensor& A, const Tensor& buffer, bool upper) {
 struct Eigh {
   static constexpr std::string_view name = "LinalgEighBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A, bool upper) {
-    int64_t n = A.size(-1);
-    Tensor buffer = column_major_copy(A);
-    if (A.device().is_cuda()) {
-      Tensor out = eigh_on_gpu(A, buffer, upper);
-      ctx.save_for_backward(out);
-      return out;
-    }
-    Tensor out = empty(with_matrix(batch_sizes(A), n, n + 1), A.options());
-    dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
-      T* data = buffer.cpu_data_ptr<T>();
-      T* packed = out.cpu_data_ptr<T>();
-      std::vector<T> w(static_cast<size_t>(n));
-      for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-        T* a = data + b * n * n;
-        int info = lapack::syevd(true, upper, n, a, n, w.data());
-        GD_CHECK(info == 0, fmt::format("linalg.eigh: {}The algorithm failed to converge because the input matrix is "
-                                        "ill-conditioned or has too many repeated eigenvalues (error code: {}).",
-                                        batch_prefix(A, b), info));
-        T* p = packed + b * n * (n + 1);
-        for (int64_t i = 0; i < n; ++i) {
-          p[i * (n + 1)] = w[static_cast<size_t>(i)];
-          for (int64_t j = 0; j < n; ++j) p[i * (n + 1) + 1 + j] = a[i + j * n];  // V(i, j), column-major
-        }
-      }
-    });
+    Tensor out = packed_eigh(A, upper);
     ctx.save_for_backward(out);
     return out;
   }
@@ -663,16 +551,15 @@ Tensor without_derivative_qr(const Tensor& A, const Tensor& result) {
   return apply<NoDerivative<kQrNode, kQrOp>>(A, result);
 }
 
-// QR on the GPU, as qr's CPU loop: A's column-major buffer [..., n, m] is
-// factorized in place, R (zeros) gets the upper triangle of its first rows, and
-// q_buffer (undefined for mode "r") becomes Q column-major [..., q_cols, m].
-void qr_on_gpu(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffer) {
+// QR of each matrix of A: its column-major buffer [..., n, m] is factorized in
+// place, R (zeros) gets the upper triangle of its first rows, and q_buffer
+// (undefined for mode "r") becomes Q column-major [..., q_cols, m].
+void qr_factor(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffer) {
   NoGradGuard no_grad;
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), count = batch_count(A);
+  const kernels::DeviceRef device = cuda_seam::device_of(A);
   Tensor tau = empty(with_vector(batch_sizes(A), k), A.options());
-  dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
-    solver::geqrf(count, m, n, device_data<T>(buffer), m, m * n, device_data<T>(tau), k, A.device().index());
-  });
+  kernels::geqrf(A.dtype(), count, m, n, buffer.data_ptr(), m, m * n, tau.data_ptr(), k, device);
   const int64_t r_rows = std::min(R.size(-2), k);
   R.narrow(-2, 0, r_rows).copy_(from_column_major(buffer).narrow(-2, 0, r_rows).triu());
   if (!q_buffer.defined()) return;
@@ -682,10 +569,7 @@ void qr_on_gpu(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffe
   q_buffer = eye(q_cols, m, A.options()).expand(q_buffer.sizes()).contiguous();
   if (k == 0) return;
   q_buffer.narrow(-2, 0, k).copy_(buffer.narrow(-2, 0, k));  // the reflectors' columns
-  dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
-    solver::orgqr(count, m, q_cols, k, device_data<T>(q_buffer), m, m * q_cols, device_data<T>(tau), k,
-                  A.device().index());
-  });
+  kernels::orgqr(A.dtype(), count, m, q_cols, k, q_buffer.data_ptr(), m, m * q_cols, tau.data_ptr(), k, device);
 }
 
 // ---- SVD ----
@@ -695,14 +579,17 @@ struct SvdResult {
   Tensor U, S, Vh;
 };
 
-SvdResult compute_svd_on_gpu(const Tensor& A, lapack::SvdVectors vectors);
-
-SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
-  if (A.device().is_cuda()) return compute_svd_on_gpu(A, vectors);
+SvdResult compute_svd(const Tensor& A, SvdVectors vectors) {
   NoGradGuard no_grad;
-  int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
-  bool all = vectors == lapack::SvdVectors::All, with_vectors = vectors != lapack::SvdVectors::None;
-  int64_t u_cols = all ? m : k, vt_rows = all ? n : k;
+  const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
+  const bool all = vectors == SvdVectors::All, with_vectors = vectors != SvdVectors::None;
+  const kernels::DeviceRef device = cuda_seam::device_of(A);
+  if (m < n && kernels::svd_needs_tall_matrices(device)) {  // A^T = V S U^T
+    SvdResult t = compute_svd(A.mT(), vectors);
+    if (!with_vectors) return t;
+    return {t.Vh.mT().contiguous(), t.S, t.U.mT().contiguous()};
+  }
+  const int64_t u_cols = all ? m : k, vt_rows = all ? n : k;
   IntArrayRef batch = batch_sizes(A);
   Tensor buffer = column_major_copy(A);
   SvdResult r;
@@ -714,59 +601,16 @@ SvdResult compute_svd(const Tensor& A, lapack::SvdVectors vectors) {
     u_buffer.copy_(eye(m, A.options()).expand(u_buffer.sizes()));
     vt_buffer.copy_(eye(n, A.options()).expand(vt_buffer.sizes()));
   }
-  dispatch_floating(A.dtype(), "linalg.svd", [&]<class T>() {
-    T* a = buffer.cpu_data_ptr<T>();
-    T* s = r.S.cpu_data_ptr<T>();
-    T* u = with_vectors ? u_buffer.cpu_data_ptr<T>() : nullptr;
-    T* vt = with_vectors ? vt_buffer.cpu_data_ptr<T>() : nullptr;
-    for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-      int info = lapack::gesdd(vectors, m, n, a + b * m * n, m, s + b * k, with_vectors ? u + b * m * u_cols : nullptr,
-                               m, with_vectors ? vt + b * vt_rows * n : nullptr, std::max<int64_t>(vt_rows, 1));
-      GD_CHECK(info != -4,
-               "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
-      GD_CHECK(info == 0, fmt::format("linalg.svd: {}The algorithm failed to converge because the input matrix is "
-                                      "ill-conditioned or has too many repeated singular values (error code: {}).",
-                                      batch_prefix(A, b), info));
-    }
-  });
-  if (with_vectors) {
-    r.U = from_column_major(u_buffer);
-    r.Vh = from_column_major(vt_buffer);
-  }
-  return r;
-}
-
-// compute_svd on the GPU. cuSOLVER's gesvd needs m >= n; a wide A is decomposed
-// as A^T = V S U^T.
-SvdResult compute_svd_on_gpu(const Tensor& A, lapack::SvdVectors vectors) {
-  NoGradGuard no_grad;
-  const int64_t m = A.size(-2), n = A.size(-1);
-  const bool with_vectors = vectors != lapack::SvdVectors::None;
-  if (m < n) {
-    SvdResult t = compute_svd_on_gpu(A.mT(), vectors);
-    if (!with_vectors) return t;
-    return {t.Vh.mT().contiguous(), t.S, t.U.mT().contiguous()};
-  }
-  // k = n from here.
-  const int64_t u_cols = vectors == lapack::SvdVectors::All ? m : n;
-  IntArrayRef batch = batch_sizes(A);
-  Tensor buffer = column_major_copy(A);
-  SvdResult r;
-  r.S = empty(with_vector(batch, n), A.options());
-  // Column-major U (m x u_cols) and Vh (n x n), turned row-major at the end.
-  Tensor u_buffer = with_vectors ? empty(with_matrix(batch, u_cols, m), A.options()) : Tensor();
-  Tensor vt_buffer = with_vectors ? empty(with_matrix(batch, n, n), A.options()) : Tensor();
-  if (n == 0 && vectors == lapack::SvdVectors::All)  // nothing to decompose: U is the identity
-    u_buffer.copy_(eye(m, A.options()).expand(u_buffer.sizes()));
   Tensor infos = device_ints(A, batch);
-  dispatch_floating(A.dtype(), "linalg.svd", [&]<class T>() {
-    solver::gesvd(vectors, batch_count(A), m, n, device_data<T>(buffer), m, m * n, device_data<T>(r.S), n,
-                  with_vectors ? device_data<T>(u_buffer) : nullptr, m, m * u_cols,
-                  with_vectors ? device_data<T>(vt_buffer) : nullptr, n, n * n, int_data(infos), A.device().index());
-  });
+  kernels::svd(A.dtype(), vectors, batch_count(A), m, n, buffer.data_ptr(), m, m * n, r.S.data_ptr(), k,
+               with_vectors ? u_buffer.data_ptr() : nullptr, m, m * u_cols,
+               with_vectors ? vt_buffer.data_ptr() : nullptr, std::max<int64_t>(vt_rows, 1), vt_rows * n,
+               int_data(infos), device);
   auto [failed, info] = first_failure(infos);
   if (failed >= 0) {
-    GD_CHECK(isfinite(A).all().item<bool>(),
+    // LAPACK names a non-finite input (info -4); cuSOLVER does not, so the input is looked at.
+    const bool non_finite = info == -4 || (device.is_cuda() && !isfinite(A).all().item<bool>());
+    GD_CHECK(!non_finite,
              "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
     throw Error(fmt::format("linalg.svd: {}The algorithm failed to converge because the input matrix is "
                             "ill-conditioned or has too many repeated singular values (error code: {}).",
@@ -842,7 +686,7 @@ Tensor svd_backward(Tensor gU, const Tensor& gS, Tensor gVh, const Tensor& U, co
 struct Svd {
   static constexpr std::string_view name = "LinalgSvdBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& A, bool full_matrices) {
-    SvdResult r = compute_svd(A, full_matrices ? lapack::SvdVectors::All : lapack::SvdVectors::Reduced);
+    SvdResult r = compute_svd(A, full_matrices ? SvdVectors::All : SvdVectors::Reduced);
     IntArrayRef batch = batch_sizes(A);
     NoGradGuard no_grad;
     Tensor out = cat({r.U.reshape(with_vector(batch, r.U.size(-2) * r.U.size(-1))), r.S,
@@ -1011,26 +855,7 @@ std::tuple<Tensor, Tensor> qr(const Tensor& A, std::string_view mode) {
     R = zeros(with_matrix(batch, r_rows, n), A.options());
     // Column-major Q: m x q_cols.
     Tensor q_buffer = want_q ? empty(with_matrix(batch, q_cols, m), A.options()) : Tensor();
-    if (A.device().is_cuda()) {
-      qr_on_gpu(A, buffer, R, q_buffer);
-    } else {
-      dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
-        T* a_all = buffer.cpu_data_ptr<T>();
-        T* r_all = R.cpu_data_ptr<T>();
-        std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
-        for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
-          T* a = a_all + b * m * n;
-          lapack::geqrf(m, n, a, m, tau.data());
-          T* r = r_all + b * r_rows * n;
-          for (int64_t i = 0; i < std::min(r_rows, k); ++i)
-            for (int64_t j = i; j < n; ++j) r[i * n + j] = a[i + j * m];
-          if (!want_q) continue;
-          T* q = q_buffer.cpu_data_ptr<T>() + b * m * q_cols;
-          std::copy(a, a + m * std::min(k, q_cols), q);  // the reflectors' columns
-          lapack::orgqr(m, q_cols, k, q, m, tau.data());
-        }
-      });
-    }
+    qr_factor(A, buffer, R, q_buffer);
     Q = want_q ? from_column_major(q_buffer) : empty({0}, A.options());
   }
   if (records_graph(A)) {
@@ -1054,7 +879,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices) {
   check_dtype(A, "linalg.svd", "", "linalg_svd_cpu");
   check_matrix(A, "linalg.svd");
   if (!records_graph(A)) {
-    SvdResult r = compute_svd(A, full_matrices ? lapack::SvdVectors::All : lapack::SvdVectors::Reduced);
+    SvdResult r = compute_svd(A, full_matrices ? SvdVectors::All : SvdVectors::Reduced);
     return {r.U, r.S, r.Vh};
   }
   SvdParts r = unpack_svd(apply<Svd>(A, full_matrices), A.size(-2), A.size(-1), full_matrices);
@@ -1065,7 +890,7 @@ Tensor svdvals(const Tensor& A) {
   check_dtype(A, "linalg.svd", "", "linalg_svd_cpu");
   check_matrix(A, "linalg.svd");
   // The backward needs the singular vectors; without a graph they are skipped.
-  if (!records_graph(A)) return compute_svd(A, lapack::SvdVectors::None).S;
+  if (!records_graph(A)) return compute_svd(A, SvdVectors::None).S;
   return std::get<1>(svd(A, false));
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/linalg.h"  // SvdVectors
+
 namespace gradiens::kernels::cpu::lapack {
 
 // Every matrix is COLUMN-MAJOR, as LAPACK wants it: element (i, j) of an m x n
@@ -56,7 +58,7 @@ int orgqr(int64_t m, int64_t n, int64_t k, double* a, int64_t lda, const double*
 // Reduced: u is m x k and vt k x n (k = min(m, n)); None: u and vt are not touched
 // (may be null). info > 0: no convergence. A non-finite input gives info = -4 from
 // LAPACK; it is returned (not thrown) so the caller can name the cause.
-enum class SvdVectors { None, Reduced, All };
+using kernels::SvdVectors;
 int gesdd(SvdVectors vectors, int64_t m, int64_t n, float* a, int64_t lda, float* s, float* u, int64_t ldu, float* vt,
           int64_t ldvt);
 int gesdd(SvdVectors vectors, int64_t m, int64_t n, double* a, int64_t lda, double* s, double* u, int64_t ldu,

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/lapack.h"  // SvdVectors
+#include "kernels/linalg.h"  // SvdVectors
 
 namespace gradiens::kernels::cuda::solver {
 
@@ -23,7 +23,7 @@ namespace gradiens::kernels::cuda::solver {
 // from the caching allocator. cuSOLVER is loaded on first use (dlopen of
 // libcusolver.so.12), so a program that never calls these does not need it.
 
-using kernels::cpu::lapack::SvdVectors;
+using kernels::SvdVectors;
 
 // LU with partial pivoting, in place; ipiv gets n 1-based pivots per matrix
 // (ipiv + b * n). info = i > 0: U(i, i) is exactly zero.
