@@ -170,7 +170,9 @@ void uniform_fill(const Tensor& self, double from, double to, Generator& generat
       GD_CHECK(from >= -65504 && from <= 65504, "from is out of bounds for c10::Half");
       GD_CHECK(to >= -65504 && to <= 65504, "to is out of bounds for c10::Half");
     }
-    Tensor rounded = rounded_draws(self, [&](const Tensor& draws) { uniform_fill(draws, from, to, generator); });
+    // Rounded on self's device, pulled back to the host (a cuda self) for the clamp.
+    Tensor rounded =
+        rounded_draws(self, [&](const Tensor& draws) { uniform_fill(draws, from, to, generator); }).cpu();
     dispatch_floating_and_reduced(self.dtype(), "uniform_", [&]<class T>() {
       if constexpr (is_reduced_floating_point_v<T>) {
         if (!(from < to)) return;
@@ -401,7 +403,7 @@ Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options) {
 Tensor randperm(int64_t n, Generator& generator, const TensorOptions& options) {
   const TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   check_randperm_size(n, o.dtype());
-  Tensor perm = empty({n}, TensorOptions().dtype(kInt64).device(o.device()));
+  Tensor perm = empty({n}, TensorOptions().dtype(kInt64));  // shuffled on the host, then copied to o's device
   int64_t* p = perm.cpu_data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = i;
   if (n > 1) {
@@ -417,7 +419,7 @@ Tensor randperm(int64_t n, Generator& generator, const TensorOptions& options) {
       std::swap(p[i], p[mul_high(draw, static_cast<uint64_t>(i) + 1)]);
     }
   }
-  if (o.dtype() == kInt64) return finish(perm, o);
+  if (o.dtype() == kInt64 && !o.device().is_cuda()) return finish(perm, o);
   Tensor t = empty({n}, o.requires_grad(false));
   copy_data(t, perm);
   return finish(t, o);
@@ -523,13 +525,13 @@ struct Bernoulli {
 
 // All elements >= 0 (NaN is not).
 void check_std_tensor(const Tensor& std) {
-  Tensor s = std.to(kFloat64).contiguous();
+  Tensor s = std.to(kFloat64).contiguous().cpu();
   const double* v = s.cpu_data_ptr<double>();
   for (int64_t i = 0; i < s.numel(); ++i) GD_CHECK(v[i] >= 0.0, "normal expects all elements of std >= 0.0");
 }
 
-Tensor standard_normal(IntArrayRef sizes, ScalarType dtype, const Generator& generator) {
-  Tensor z = empty(sizes, dtype);
+Tensor standard_normal(IntArrayRef sizes, const TensorOptions& options, const Generator& generator) {
+  Tensor z = empty(sizes, options);
   Generator stream = generator;
   normal_fill(z, 0, 1, stream);
   return z;
@@ -541,7 +543,7 @@ struct NormalTensorTensor {
   static Tensor forward(Ctx&, const Tensor& mean, const Tensor& std, const Generator& generator) {
     check_floating(mean.dtype(), "normal_kernel_cpu");
     check_std_tensor(std);
-    Tensor z = standard_normal(broadcast_shapes(mean.sizes(), std.sizes()), mean.dtype(), generator);
+    Tensor z = standard_normal(broadcast_shapes(mean.sizes(), std.sizes()), mean.options(), generator);
     return add(mean, mul(std.to(mean.dtype()), z));
   }
   static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad), zeros_like(grad)}; }
@@ -552,7 +554,7 @@ struct NormalTensorScalar {
   static Tensor forward(Ctx&, const Tensor& mean, double std, const Generator& generator) {
     check_floating(mean.dtype(), "normal_kernel_cpu");
     check_normal_std(std);
-    return add(mean, mul(standard_normal(mean.sizes(), mean.dtype(), generator), std));
+    return add(mean, mul(standard_normal(mean.sizes(), mean.options(), generator), std));
   }
   static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
 };
@@ -562,7 +564,7 @@ struct NormalScalarTensor {
   static Tensor forward(Ctx&, double mean, const Tensor& std, const Generator& generator) {
     check_floating(std.dtype(), "normal_kernel_cpu");
     check_std_tensor(std);
-    return add(mul(std, standard_normal(std.sizes(), std.dtype(), generator)), mean);
+    return add(mul(std, standard_normal(std.sizes(), std.options(), generator)), mean);
   }
   static GradList backward(Ctx&, const Tensor& grad) { return {zeros_like(grad)}; }
 };
@@ -642,10 +644,12 @@ Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replac
            "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   GD_CHECK(categories <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
   const int64_t rows = self.dim() == 1 ? 1 : self.size(0);
+  // Sampled on the host (Note [Sampling layout]), then copied to self's device.
   Tensor result = self.dim() == 1 ? empty({num_samples}, kInt64) : empty({rows, num_samples}, kInt64);
-  if (result.numel() == 0) return result;
+  auto on_device = [&](const Tensor& samples) { return samples.to(self.device()); };
+  if (result.numel() == 0) return on_device(result);
 
-  const Tensor weights = self.to(kFloat64).contiguous();
+  const Tensor weights = self.to(kFloat64).contiguous().cpu();
   const double* w = weights.cpu_data_ptr<double>();
   check_multinomial_weights(w, rows, categories, !replacement || num_samples == 1);
   int64_t* out = result.cpu_data_ptr<int64_t>();
@@ -686,7 +690,7 @@ Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replac
       std::copy(order.begin(), order.begin() + num_samples, out + r * num_samples);
     }
   }
-  return result;
+  return on_device(result);
 }
 Tensor multinomial(const Tensor& probabilities, int64_t num_samples, bool replacement) {
   return multinomial(probabilities, num_samples, replacement, default_generator());
