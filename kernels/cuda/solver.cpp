@@ -1,7 +1,8 @@
 // The cuSOLVER entry points of solver.h: one cusolverDn handle per (thread,
 // device) set to the current stream, batches as loops over cuSOLVER's
 // one-matrix routines (a workspace from the caching allocator shared by the
-// loop). cuSOLVER is loaded on first use (dlopen), as blas.cpp loads cuBLAS.
+// loop), or one batched call for many small matrices (Note [Batched solvers]).
+// cuSOLVER is loaded on first use (dlopen), as blas.cpp loads cuBLAS.
 #include "kernels/cuda/solver.h"
 
 #include <cuda_runtime_api.h>
@@ -17,6 +18,7 @@
 
 #include "kernels/cuda/library.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/solver_pointers.h"
 #include "kernels/error.h"
 
 namespace gradiens::kernels::cuda::solver {
@@ -24,6 +26,25 @@ namespace gradiens::kernels::cuda::solver {
 namespace {
 
 constexpr int kMaxDevices = 16;
+
+// Note [Batched solvers]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A loop of one-matrix cuSOLVER calls costs a few launches per matrix, which
+// dominates for small matrices. A batch of at least kManyMatrices matrices of
+// order n <= kSmallMatrix goes instead to one batched routine:
+//   getrf  cublas<t>getrfBatched                 (pointer arrays on the device)
+//   getrs  cublas<t>getrsBatched                 (each b solved with its own a)
+//   potrf  cusolverDn<t>potrfBatched             (pointer array on the device)
+//   syevd  cusolverDn<t>syevjBatched (Jacobi)    (matrices packed n x n, lda = n)
+// with the same info meanings (syevj reports no convergence as info = n + 1).
+// Their results agree with the looped routines' to rounding, not bit for bit.
+// The pointer arrays come from the caching allocator, filled by a kernel on the
+// current stream (solver_pointers.h). cuBLAS has its own handle here, loaded
+// the way blas.cpp loads it.
+constexpr int64_t kSmallMatrix = 32;
+constexpr int64_t kManyMatrices = 16;
+
+bool batched_fits(int64_t batch, int64_t n) { return n <= kSmallMatrix && batch >= kManyMatrices; }
 
 // The routines of one precision, resolved from the shared library.
 template <class T>
@@ -44,6 +65,11 @@ struct Routines<float> {
   decltype(&cusolverDnSorgqr) orgqr;
   decltype(&cusolverDnSgesvd_bufferSize) gesvd_buffer_size;
   decltype(&cusolverDnSgesvd) gesvd;
+  decltype(&cusolverDnSpotrfBatched) potrf_batched;
+  decltype(&cusolverDnSsyevjBatched_bufferSize) syevj_batched_buffer_size;
+  decltype(&cusolverDnSsyevjBatched) syevj_batched;
+  decltype(&cublasSgetrfBatched) getrf_batched;  // from cuBLAS
+  decltype(&cublasSgetrsBatched) getrs_batched;  // from cuBLAS
 };
 
 template <>
@@ -61,18 +87,28 @@ struct Routines<double> {
   decltype(&cusolverDnDorgqr) orgqr;
   decltype(&cusolverDnDgesvd_bufferSize) gesvd_buffer_size;
   decltype(&cusolverDnDgesvd) gesvd;
+  decltype(&cusolverDnDpotrfBatched) potrf_batched;
+  decltype(&cusolverDnDsyevjBatched_bufferSize) syevj_batched_buffer_size;
+  decltype(&cusolverDnDsyevjBatched) syevj_batched;
+  decltype(&cublasDgetrfBatched) getrf_batched;  // from cuBLAS
+  decltype(&cublasDgetrsBatched) getrs_batched;  // from cuBLAS
 };
 
 struct CusolverApi {
   decltype(&cusolverDnCreate) create;
   decltype(&cusolverDnSetStream) set_stream;
+  decltype(&cusolverDnCreateSyevjInfo) create_syevj_info;
+  decltype(&cusolverDnDestroySyevjInfo) destroy_syevj_info;
+  decltype(&cublasCreate_v2) cublas_create;
+  decltype(&cublasSetStream_v2) cublas_set_stream;
   Routines<float> single;
   Routines<double> double_;
 };
 
-// `prefix` is "cusolverDnS" or "cusolverDnD".
+// `prefix` is "cusolverDnS" or "cusolverDnD", `blas_prefix` "cublasS" or "cublasD".
 template <class T>
-void resolve_routines(void* library, const std::string& prefix, Routines<T>& r) {
+void resolve_routines(void* library, void* blas_library, const std::string& prefix, const std::string& blas_prefix,
+                      Routines<T>& r) {
   resolve(library, (prefix + "getrf_bufferSize").c_str(), r.getrf_buffer_size, "cuSOLVER");
   resolve(library, (prefix + "getrf").c_str(), r.getrf, "cuSOLVER");
   resolve(library, (prefix + "getrs").c_str(), r.getrs, "cuSOLVER");
@@ -86,6 +122,11 @@ void resolve_routines(void* library, const std::string& prefix, Routines<T>& r) 
   resolve(library, (prefix + "orgqr").c_str(), r.orgqr, "cuSOLVER");
   resolve(library, (prefix + "gesvd_bufferSize").c_str(), r.gesvd_buffer_size, "cuSOLVER");
   resolve(library, (prefix + "gesvd").c_str(), r.gesvd, "cuSOLVER");
+  resolve(library, (prefix + "potrfBatched").c_str(), r.potrf_batched, "cuSOLVER");
+  resolve(library, (prefix + "syevjBatched_bufferSize").c_str(), r.syevj_batched_buffer_size, "cuSOLVER");
+  resolve(library, (prefix + "syevjBatched").c_str(), r.syevj_batched, "cuSOLVER");
+  resolve(blas_library, (blas_prefix + "getrfBatched").c_str(), r.getrf_batched, "cuBLAS");
+  resolve(blas_library, (blas_prefix + "getrsBatched").c_str(), r.getrs_batched, "cuBLAS");
 }
 
 const CusolverApi& cusolver() {
@@ -93,12 +134,18 @@ const CusolverApi& cusolver() {
     std::string error;
     void* library = open_library("libcusolver.so.12", "libcusolver.so", &error);
     GD_CHECK(library != nullptr, "cuSOLVER could not be loaded (libcusolver.so.12): " + error);
+    void* blas_library = open_library("libcublas.so.13", "libcublas.so", &error);
+    GD_CHECK(blas_library != nullptr, "cuBLAS could not be loaded (libcublas.so.13): " + error);
     CusolverApi a{};
     resolve(library, "cusolverDnCreate", a.create, "cuSOLVER");
     resolve(library, "cusolverDnSetStream", a.set_stream, "cuSOLVER");
-    resolve_routines(library, "cusolverDnS", a.single);
-    resolve_routines(library, "cusolverDnD", a.double_);
-    return a;  // the library stays loaded for the life of the process
+    resolve(library, "cusolverDnCreateSyevjInfo", a.create_syevj_info, "cuSOLVER");
+    resolve(library, "cusolverDnDestroySyevjInfo", a.destroy_syevj_info, "cuSOLVER");
+    resolve(blas_library, "cublasCreate_v2", a.cublas_create, "cuBLAS");
+    resolve(blas_library, "cublasSetStream_v2", a.cublas_set_stream, "cuBLAS");
+    resolve_routines(library, blas_library, "cusolverDnS", "cublasS", a.single);
+    resolve_routines(library, blas_library, "cusolverDnD", "cublasD", a.double_);
+    return a;  // the libraries stay loaded for the life of the process
   }();
   return api;
 }
@@ -143,6 +190,23 @@ cusolverDnHandle_t handle_for(int device) {
   return handle;
 }
 
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(fmt::format("cuBLAS error: status {} in {}", static_cast<int>(status), what));
+}
+
+// The thread's cuBLAS handle for `device` (the current device), set to its
+// current stream; never destroyed, as handle_for's.
+cublasHandle_t blas_handle_for(int device) {
+  GD_CHECK(device >= 0 && device < kMaxDevices, fmt::format("cuBLAS: device index {} out of range", device));
+  thread_local std::array<cublasHandle_t, kMaxDevices> handles{};
+  cublasHandle_t& handle = handles[static_cast<size_t>(device)];
+  if (handle == nullptr) check_cublas(cusolver().cublas_create(&handle), "cublasCreate");
+  check_cublas(cusolver().cublas_set_stream(handle, static_cast<cudaStream_t>(current_stream(device))),
+               "cublasSetStream");
+  return handle;
+}
+
 // cuSOLVER counts in 32-bit integers.
 int solver_int(int64_t v, const char* routine) {
   GD_CHECK(v <= INT_MAX, fmt::format("{}: a dimension of {} elements is too large for cuSOLVER's 32-bit integers",
@@ -176,11 +240,33 @@ class DeviceScratch {
 
 cublasFillMode_t fill_mode(bool upper) { return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 
+// A device array of the batch's matrix pointers a + b * stride, b in [0, batch).
+template <class T>
+class MatrixPointers {
+ public:
+  MatrixPointers(const T* a, int64_t stride, int64_t batch, int device) : pointers_(batch, device) {
+    fill_matrix_pointers(reinterpret_cast<void**>(pointers_.get()), const_cast<T*>(a),
+                         stride * static_cast<int64_t>(sizeof(T)), batch, current_stream(device));
+  }
+  T** get() const { return pointers_.get(); }
+
+ private:
+  DeviceScratch<T*> pointers_;
+};
+
 template <class T>
 void getrf_impl(int64_t batch, int64_t n64, T* a, int64_t lda64, int64_t stride_a, int* ipiv, int* info, int device) {
   if (batch == 0 || n64 == 0) return;
   DeviceGuard guard(device);
   const int n = solver_int(n64, "getrf"), lda = leading_dim(lda64, n64, "getrf");
+  if (batched_fits(batch, n64)) {
+    MatrixPointers<T> pointers(a, stride_a, batch, device);
+    DeviceScratch<int> unread_infos(info ? 1 : batch, device);
+    check_cublas(routines<T>().getrf_batched(blas_handle_for(device), n, pointers.get(), lda, ipiv,
+                                             info ? info : unread_infos.get(), solver_int(batch, "getrf")),
+                 "cublas getrfBatched");
+    return;
+  }
   cusolverDnHandle_t handle = handle_for(device);
   int lwork = 0;
   check_cusolver(routines<T>().getrf_buffer_size(handle, n, n, a, lda, &lwork), "cusolverDn getrf_bufferSize");
@@ -200,6 +286,19 @@ void getrs_impl(bool transpose, int64_t batch, int64_t n64, int64_t nrhs64, cons
   DeviceGuard guard(device);
   const int n = solver_int(n64, "getrs"), nrhs = solver_int(nrhs64, "getrs");
   const int lda = leading_dim(lda64, n64, "getrs"), ldb = leading_dim(ldb64, n64, "getrs");
+  // The batched routine reads the pivots of matrix b at ipiv + b * n: each b solved with its own a.
+  bool own_factors = true;
+  for (int64_t b = 0; a_index != nullptr && b < batch; ++b) own_factors = own_factors && a_index[b] == b;
+  if (own_factors && batched_fits(batch, n64)) {
+    MatrixPointers<T> a_pointers(a, stride_a, batch, device), x_pointers(x, stride_b, batch, device);
+    int argument_info = 0;  // host: only argument errors
+    check_cublas(routines<T>().getrs_batched(blas_handle_for(device), transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n, nrhs,
+                                             a_pointers.get(), lda, ipiv, x_pointers.get(), ldb, &argument_info,
+                                             solver_int(batch, "getrs")),
+                 "cublas getrsBatched");
+    GD_INTERNAL_ASSERT(argument_info == 0, fmt::format("cublas getrsBatched rejected argument {}", -argument_info));
+    return;
+  }
   cusolverDnHandle_t handle = handle_for(device);
   DeviceScratch<int> unread_info(1, device);
   for (int64_t b = 0; b < batch; ++b) {
@@ -217,6 +316,14 @@ void potrf_impl(bool upper, int64_t batch, int64_t n64, T* a, int64_t lda64, int
   DeviceGuard guard(device);
   const int n = solver_int(n64, "potrf"), lda = leading_dim(lda64, n64, "potrf");
   cusolverDnHandle_t handle = handle_for(device);
+  if (batched_fits(batch, n64)) {
+    MatrixPointers<T> pointers(a, stride_a, batch, device);
+    DeviceScratch<int> unread_infos(info ? 1 : batch, device);
+    check_cusolver(routines<T>().potrf_batched(handle, fill_mode(upper), n, pointers.get(), lda,
+                                               info ? info : unread_infos.get(), solver_int(batch, "potrf")),
+                   "cusolverDn potrfBatched");
+    return;
+  }
   int lwork = 0;
   check_cusolver(routines<T>().potrf_buffer_size(handle, fill_mode(upper), n, a, lda, &lwork),
                  "cusolverDn potrf_bufferSize");
@@ -236,6 +343,25 @@ void syevd_impl(bool vectors, bool upper, int64_t batch, int64_t n64, T* a, int6
   const int n = solver_int(n64, "syevd"), lda = leading_dim(lda64, n64, "syevd");
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   cusolverDnHandle_t handle = handle_for(device);
+  if (batched_fits(batch, n64) && lda64 == n64 && stride_a == n64 * n64 && stride_w == n64) {
+    syevjInfo_t params = nullptr;  // the defaults: tolerance eps, 100 sweeps, ascending eigenvalues
+    check_cusolver(cusolver().create_syevj_info(&params), "cusolverDnCreateSyevjInfo");
+    struct Release {
+      syevjInfo_t params;
+      ~Release() { cusolver().destroy_syevj_info(params); }
+    } release{params};
+    const int count = solver_int(batch, "syevd");
+    int lwork = 0;
+    check_cusolver(routines<T>().syevj_batched_buffer_size(handle, jobz, fill_mode(upper), n, a, lda, w, &lwork,
+                                                           params, count),
+                   "cusolverDn syevjBatched_bufferSize");
+    DeviceScratch<T> work(lwork, device);
+    DeviceScratch<int> unread_infos(info ? 1 : batch, device);
+    check_cusolver(routines<T>().syevj_batched(handle, jobz, fill_mode(upper), n, a, lda, w, work.get(), lwork,
+                                               info ? info : unread_infos.get(), params, count),
+                   "cusolverDn syevjBatched");
+    return;
+  }
   int lwork = 0;
   check_cusolver(routines<T>().syevd_buffer_size(handle, jobz, fill_mode(upper), n, a, lda, w, &lwork),
                  "cusolverDn syevd_bufferSize");
