@@ -66,9 +66,8 @@ void getri(ScalarType dtype, int64_t batch, int64_t n, const void* a, int64_t ld
            const int* pivots, void* out, int64_t ld_out, int64_t stride_out, const DeviceRef& device) {
   dispatch_lapack_type(dtype, "getri", [&]<class T>() {
     if (device.is_cuda()) {
-      // cuSOLVER has no getri: X solves A X = I, the identity already in out.
-      cuda::solver::getrs(false, batch, n, n, static_cast<const T*>(a), lda, stride_a, pivots, nullptr,
-                          static_cast<T*>(out), ld_out, stride_out, device.index);
+      cuda::solver::getri(batch, n, static_cast<const T*>(a), lda, stride_a, pivots, static_cast<T*>(out), ld_out,
+                          stride_out, device.index);
       return;
     }
     for (int64_t b = 0; b < batch; ++b) {
@@ -87,7 +86,14 @@ void potrf(ScalarType dtype, bool upper, int64_t batch, int64_t n, void* a, int6
       cuda::solver::potrf(upper, batch, n, static_cast<T*>(a), lda, stride_a, infos, device.index);
       return;
     }
-    for (int64_t b = 0; b < batch; ++b) infos[b] = cpu::lapack::potrf(upper, n, at<T>(a, b, stride_a), lda);
+    for (int64_t b = 0; b < batch; ++b) {
+      T* factor = at<T>(a, b, stride_a);
+      infos[b] = cpu::lapack::potrf(upper, n, factor, lda);
+      // LAPACK leaves A's entries in the other triangle.
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i)
+          if (upper ? i > j : i < j) factor[i + j * lda] = 0;
+    }
   });
 }
 

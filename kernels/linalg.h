@@ -24,9 +24,8 @@ enum class SvdVectors { None, Reduced, All };
 // kernels/cpu/lapack.h means.
 //
 // `infos` (batch ints in the device's memory) gets LAPACK's info of each matrix:
-// 0, or > 0 for the numerical failure described below. It must hold zeros on
-// entry: empty matrices leave it untouched. Reading it on the host is the
-// caller's one synchronisation. Pivots are LAPACK's 1-based rows, n per matrix
+// 0 (also for empty matrices), or > 0 for the numerical failure described below.
+// Reading it on the host is the caller's one synchronisation. Pivots are LAPACK's 1-based rows, n per matrix
 // (pivots + b * n). Sizes must fit 32-bit integers (a gradiens::Error otherwise).
 
 // LU with partial pivoting in place, P A = L U. info = i > 0: U(i, i) is exactly zero.
@@ -40,14 +39,14 @@ void getrs(ScalarType dtype, bool transpose, int64_t batch, int64_t n, int64_t n
            int64_t stride_a, const int* pivots, const int64_t* a_index, void* b, int64_t ldb, int64_t stride_b,
            const DeviceRef& device);
 
-// The inverses from getrf's factors (all nonsingular), written to `out`, which
-// holds n x n identity matrices on entry (the GPU solves A X = I in it; the CPU
-// copies the factors over it and runs getri).
+// The inverses from getrf's factors (all nonsingular), written to the n x n
+// matrices of `out` (the CPU copies the factors there and runs getri; the GPU
+// solves A X = I there).
 void getri(ScalarType dtype, int64_t batch, int64_t n, const void* a, int64_t lda, int64_t stride_a,
            const int* pivots, void* out, int64_t ld_out, int64_t stride_out, const DeviceRef& device);
 
 // Cholesky factor in place, in the lower (upper: upper) triangle; the other
-// triangle keeps A's entries. info = i > 0: the leading minor of order i is not
+// triangle is zeroed. info = i > 0: the leading minor of order i is not
 // positive-definite.
 void potrf(ScalarType dtype, bool upper, int64_t batch, int64_t n, void* a, int64_t lda, int64_t stride_a,
            int* infos, const DeviceRef& device);

@@ -152,20 +152,42 @@ std::vector<int64_t> broadcast_batch_index(IntArrayRef batch, IntArrayRef operan
 
 // ---- pivots and infos (Note [LAPACK on the GPU]) ----
 
-// int32 zeros on A's device (infos and pivots; an empty matrix leaves its info unwritten).
-Tensor device_ints(const Tensor& A, IntArrayRef sizes) {
-  return zeros(sizes, TensorOptions().dtype(kInt32).device(A.device()));
-}
+// int32 values (infos, pivots) in the memory of A's device: a host vector for
+// a CPU tensor (cheap next to a small matrix's factorization), an int32 tensor
+// on a cuda device.
+class DeviceInts {
+ public:
+  DeviceInts(const Tensor& A, IntArrayRef sizes) {
+    if (A.device().is_cuda()) {
+      tensor_ = empty(sizes, TensorOptions().dtype(kInt32).device(A.device()));
+    } else {
+      int64_t count = 1;
+      for (int64_t s : sizes) count *= s;
+      host_.resize(static_cast<size_t>(count));
+    }
+  }
+  int* data() { return tensor_.defined() ? static_cast<int*>(tensor_.data_ptr()) : host_.data(); }
+  // The values on the host (read back from the device: a synchronisation).
+  std::vector<int> on_host() const {
+    if (!tensor_.defined()) return host_;
+    Tensor host = tensor_.cpu().contiguous();
+    const int32_t* p = host.cpu_data_ptr<int32_t>();
+    return std::vector<int>(p, p + host.numel());
+  }
+  const int* host_data() const { return host_.data(); }  // a CPU tensor's values
+  const Tensor& tensor() const { return tensor_; }        // a cuda tensor's values
 
-int* int_data(const Tensor& t) { return static_cast<int*>(t.data_ptr()); }
+ private:
+  Tensor tensor_;
+  std::vector<int> host_;
+};
 
 // The first nonzero info of a batch, read back to the host: (batch index,
 // info), or (-1, 0) when every matrix succeeded.
-std::pair<int64_t, int> first_failure(const Tensor& infos) {
-  Tensor host = infos.cpu().contiguous();
-  const int32_t* p = host.cpu_data_ptr<int32_t>();
-  for (int64_t b = 0; b < host.numel(); ++b)
-    if (p[b] != 0) return {b, p[b]};
+std::pair<int64_t, int> first_failure(const DeviceInts& infos) {
+  const std::vector<int> values = infos.on_host();
+  for (size_t b = 0; b < values.size(); ++b)
+    if (values[b] != 0) return {static_cast<int64_t>(b), values[b]};
   return {-1, 0};
 }
 
@@ -188,17 +210,17 @@ LuInput lu_input(const Tensor& A) {
 struct LuFactors {
   Tensor buffer;
   bool transposed;
-  Tensor pivots, infos;
+  DeviceInts pivots, infos;
 };
 
 LuFactors lu_factor(const Tensor& A) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1);
   LuInput input = lu_input(A);
-  LuFactors lu{input.buffer, input.transposed, device_ints(A, with_vector(batch_sizes(A), n)),
-               device_ints(A, batch_sizes(A))};
-  kernels::getrf(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, int_data(lu.pivots),
-                 int_data(lu.infos), cuda_seam::device_of(A));
+  LuFactors lu{input.buffer, input.transposed, DeviceInts(A, with_vector(batch_sizes(A), n)),
+               DeviceInts(A, batch_sizes(A))};
+  kernels::getrf(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, lu.pivots.data(), lu.infos.data(),
+                 cuda_seam::device_of(A));
   return lu;
 }
 
@@ -209,8 +231,8 @@ void for_each_lu(const Tensor& A, F&& f) {
   const int64_t n = A.size(-1);
   LuFactors lu = lu_factor(A);  // det(A^T) = det(A)
   const T* data = lu.buffer.cpu_data_ptr<T>();
-  const int32_t* pivots = lu.pivots.cpu_data_ptr<int32_t>();
-  const int32_t* infos = lu.infos.cpu_data_ptr<int32_t>();
+  const int* pivots = lu.pivots.host_data();
+  const int* infos = lu.infos.host_data();
   for (int64_t b = 0, count = batch_count(A); b < count; ++b) f(b, data + b * n * n, pivots + b * n, infos[b]);
 }
 
@@ -240,7 +262,7 @@ std::pair<Tensor, Tensor> device_sign_logabsdet(const Tensor& A) {
   NoGradGuard no_grad;
   LuFactors lu = lu_factor(A);
   Tensor diagonal = lu.buffer.diagonal(0, -2, -1).to(kFloat64);
-  return {device_pivot_sign(lu.pivots) * diagonal.sign().prod(-1), diagonal.abs().log().sum({-1})};
+  return {device_pivot_sign(lu.pivots.tensor()) * diagonal.sign().prod(-1), diagonal.abs().log().sum({-1})};
 }
 
 // (sign, log|det|) of each matrix of A, computed in double from its LU factors.
@@ -308,7 +330,7 @@ struct Det {
     if (A.device().is_cuda()) {
       NoGradGuard no_grad;
       LuFactors lu = lu_factor(A);
-      Tensor out = device_pivot_sign(lu.pivots).to(A.dtype()) * lu.buffer.diagonal(0, -2, -1).prod(-1);
+      Tensor out = device_pivot_sign(lu.pivots.tensor()).to(A.dtype()) * lu.buffer.diagonal(0, -2, -1).prod(-1);
       ctx.save_for_backward(A, out);
       return out;
     }
@@ -371,8 +393,7 @@ struct Slogdet {
   }
 };
 
-// The inverse of each matrix of A from its LU factors, into identity matrices
-// (kernels::getri: the GPU solves A X = I there).
+// The inverse of each matrix of A from its LU factors.
 Tensor inverse(const Tensor& A) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1);
@@ -381,8 +402,8 @@ Tensor inverse(const Tensor& A) {
   GD_CHECK(failed < 0, fmt::format("linalg.inv: {}The diagonal element {} is zero, the inversion could not be "
                                    "completed because the input matrix is singular.",
                                    batch_prefix(A, failed), info));
-  Tensor x = eye(n, A.options()).expand(A.sizes()).contiguous();
-  kernels::getri(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, int_data(lu.pivots), x.data_ptr(), n,
+  Tensor x = empty(A.sizes(), A.options());
+  kernels::getri(A.dtype(), batch_count(A), n, lu.buffer.data_ptr(), n, n * n, lu.pivots.data(), x.data_ptr(), n,
                  n * n, cuda_seam::device_of(A));
   // inv(A^T) column-major is inv(A) row-major.
   return lu.transposed ? x : from_column_major(x);
@@ -412,7 +433,7 @@ Tensor solve_with_lu(const Tensor& A, const Tensor& B, const std::vector<int64_t
                                    batch_prefix(A, failed)));
   Tensor x = column_major_copy(B);
   kernels::getrs(A.dtype(), lu.transposed, static_cast<int64_t>(a_index.size()), n, k, lu.buffer.data_ptr(), n, n * n,
-                 int_data(lu.pivots), a_index.data(), x.data_ptr(), n, n * k, cuda_seam::device_of(A));
+                 lu.pivots.data(), a_index.data(), x.data_ptr(), n, n * k, cuda_seam::device_of(A));
   return from_column_major(x);
 }
 
@@ -452,16 +473,14 @@ Tensor cholesky_factor(const Tensor& A, bool upper) {
   NoGradGuard no_grad;
   const int64_t n = A.size(-1);
   Tensor buffer = column_major_copy(A);
-  Tensor infos = device_ints(A, batch_sizes(A));
-  kernels::potrf(A.dtype(), upper, batch_count(A), n, buffer.data_ptr(), n, n * n, int_data(infos),
+  DeviceInts infos(A, batch_sizes(A));
+  kernels::potrf(A.dtype(), upper, batch_count(A), n, buffer.data_ptr(), n, n * n, infos.data(),
                  cuda_seam::device_of(A));
   auto [failed, info] = first_failure(infos);
   GD_CHECK(failed < 0, fmt::format("linalg.cholesky: {}The factorization could not be completed because the input is "
                                    "not positive-definite (the leading minor of order {} is not positive-definite).",
                                    batch_prefix(A, failed), info));
-  // LAPACK and cuSOLVER leave A's entries in the other triangle.
-  Tensor factor = from_column_major(buffer);
-  return upper ? factor.triu() : factor.tril();
+  return from_column_major(buffer);  // the other triangle zeroed by potrf
 }
 
 // The standard formula (Murray 2016, as in PyTorch): with A = L L^T,
@@ -493,14 +512,31 @@ Tensor packed_eigh(const Tensor& A, bool upper) {
   const int64_t n = A.size(-1);
   Tensor buffer = column_major_copy(A);  // overwritten by the eigenvectors
   Tensor w = empty(with_vector(batch_sizes(A), n), A.options());
-  Tensor infos = device_ints(A, batch_sizes(A));
+  DeviceInts infos(A, batch_sizes(A));
   kernels::syevd(A.dtype(), true, upper, batch_count(A), n, buffer.data_ptr(), n, n * n, w.data_ptr(), n,
-                 int_data(infos), cuda_seam::device_of(A));
+                 infos.data(), cuda_seam::device_of(A));
   auto [failed, info] = first_failure(infos);
   GD_CHECK(failed < 0, fmt::format("linalg.eigh: {}The algorithm failed to converge because the input matrix is "
                                    "ill-conditioned or has too many repeated eigenvalues (error code: {}).",
                                    batch_prefix(A, failed), info));
-  return cat({w.unsqueeze(-1), buffer.mT()}, -1);  // V(i, j) is buffer[j, i]
+  // Packed by a host loop on the CPU (cheaper than cat for a small matrix), by
+  // cat on a GPU; V(i, j) is buffer[j, i].
+  if (A.device().is_cuda()) return cat({w.unsqueeze(-1), buffer.mT()}, -1);
+  Tensor out = empty(with_matrix(batch_sizes(A), n, n + 1), A.options());
+  dispatch_floating(A.dtype(), "linalg.eigh", [&]<class T>() {
+    const T* vectors = buffer.cpu_data_ptr<T>();
+    const T* values = w.cpu_data_ptr<T>();
+    T* packed = out.cpu_data_ptr<T>();
+    for (int64_t b = 0, count = batch_count(A); b < count; ++b) {
+      const T* a = vectors + b * n * n;
+      T* p = packed + b * n * (n + 1);
+      for (int64_t i = 0; i < n; ++i) {
+        p[i * (n + 1)] = values[b * n + i];
+        for (int64_t j = 0; j < n; ++j) p[i * (n + 1) + 1 + j] = a[i + j * n];
+      }
+    }
+  });
+  return out;
 }
 
 // Packed output [..., n, n + 1]: column 0 the eigenvalues w, columns 1.. the
@@ -553,7 +589,10 @@ Tensor without_derivative_qr(const Tensor& A, const Tensor& result) {
 
 // QR of each matrix of A: its column-major buffer [..., n, m] is factorized in
 // place, R (zeros) gets the upper triangle of its first rows, and q_buffer
-// (undefined for mode "r") becomes Q column-major [..., q_cols, m].
+// (undefined for mode "r") becomes Q column-major [..., q_cols, m]. R and Q's
+// starting columns (the k reflectors, then the identity's columns, as LAPACK's
+// orgqr sets them) are copied by host loops on the CPU, where a small matrix
+// would spend more in tensor ops than in LAPACK, and by tensor ops on a GPU.
 void qr_factor(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffer) {
   NoGradGuard no_grad;
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), count = batch_count(A);
@@ -561,14 +600,32 @@ void qr_factor(const Tensor& A, const Tensor& buffer, Tensor& R, Tensor& q_buffe
   Tensor tau = empty(with_vector(batch_sizes(A), k), A.options());
   kernels::geqrf(A.dtype(), count, m, n, buffer.data_ptr(), m, m * n, tau.data_ptr(), k, device);
   const int64_t r_rows = std::min(R.size(-2), k);
-  R.narrow(-2, 0, r_rows).copy_(from_column_major(buffer).narrow(-2, 0, r_rows).triu());
-  if (!q_buffer.defined()) return;
-  // Q's columns past the k reflectors start as the identity's, as LAPACK's orgqr
-  // sets them (and with no reflector, Q is the identity).
-  const int64_t q_cols = q_buffer.size(-2);
-  q_buffer = eye(q_cols, m, A.options()).expand(q_buffer.sizes()).contiguous();
-  if (k == 0) return;
-  q_buffer.narrow(-2, 0, k).copy_(buffer.narrow(-2, 0, k));  // the reflectors' columns
+  const int64_t q_cols = q_buffer.defined() ? q_buffer.size(-2) : 0;
+  if (device.is_cuda()) {
+    R.narrow(-2, 0, r_rows).copy_(from_column_major(buffer).narrow(-2, 0, r_rows).triu());
+    if (q_buffer.defined()) {
+      q_buffer = eye(q_cols, m, A.options()).expand(q_buffer.sizes()).contiguous();
+      q_buffer.narrow(-2, 0, k).copy_(buffer.narrow(-2, 0, k));
+    }
+  } else {
+    dispatch_floating(A.dtype(), "linalg.qr", [&]<class T>() {
+      const T* a_all = buffer.cpu_data_ptr<T>();
+      T* r_all = R.cpu_data_ptr<T>();
+      T* q_all = q_buffer.defined() ? q_buffer.cpu_data_ptr<T>() : nullptr;
+      for (int64_t b = 0; b < count; ++b) {
+        const T* a = a_all + b * m * n;
+        T* r = r_all + b * R.size(-2) * n;
+        for (int64_t i = 0; i < r_rows; ++i)
+          for (int64_t j = i; j < n; ++j) r[i * n + j] = a[i + j * m];
+        if (q_all == nullptr) continue;
+        T* q = q_all + b * m * q_cols;
+        std::copy(a, a + m * k, q);
+        std::fill(q + m * k, q + m * q_cols, T(0));
+        for (int64_t j = k; j < q_cols; ++j) q[j + j * m] = 1;
+      }
+    });
+  }
+  if (!q_buffer.defined() || k == 0) return;
   kernels::orgqr(A.dtype(), count, m, q_cols, k, q_buffer.data_ptr(), m, m * q_cols, tau.data_ptr(), k, device);
 }
 
@@ -601,11 +658,11 @@ SvdResult compute_svd(const Tensor& A, SvdVectors vectors) {
     u_buffer.copy_(eye(m, A.options()).expand(u_buffer.sizes()));
     vt_buffer.copy_(eye(n, A.options()).expand(vt_buffer.sizes()));
   }
-  Tensor infos = device_ints(A, batch);
+  DeviceInts infos(A, batch);
   kernels::svd(A.dtype(), vectors, batch_count(A), m, n, buffer.data_ptr(), m, m * n, r.S.data_ptr(), k,
                with_vectors ? u_buffer.data_ptr() : nullptr, m, m * u_cols,
                with_vectors ? vt_buffer.data_ptr() : nullptr, std::max<int64_t>(vt_rows, 1), vt_rows * n,
-               int_data(infos), device);
+               infos.data(), device);
   auto [failed, info] = first_failure(infos);
   if (failed >= 0) {
     // LAPACK names a non-finite input (info -4); cuSOLVER does not, so the input is looked at.

@@ -17,8 +17,9 @@
 #include <type_traits>
 
 #include "kernels/cuda/library.h"
+#include "kernels/cuda/ops.h"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/solver_pointers.h"
+#include "kernels/cuda/solver_kernels.h"
 #include "kernels/error.h"
 
 namespace gradiens::kernels::cuda::solver {
@@ -39,7 +40,7 @@ constexpr int kMaxDevices = 16;
 // with the same info meanings (syevj reports no convergence as info = n + 1).
 // Their results agree with the looped routines' to rounding, not bit for bit.
 // The pointer arrays come from the caching allocator, filled by a kernel on the
-// current stream (solver_pointers.h). cuBLAS has its own handle here, loaded
+// current stream (solver_kernels.h). cuBLAS has its own handle here, loaded
 // the way blas.cpp loads it.
 constexpr int64_t kSmallMatrix = 32;
 constexpr int64_t kManyMatrices = 16;
@@ -240,6 +241,11 @@ class DeviceScratch {
 
 cublasFillMode_t fill_mode(bool upper) { return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 
+// Empty matrices are not handed to cuSOLVER: their infos are 0.
+void zero_infos(int* info, int64_t batch, int device) {
+  if (info != nullptr) fill(ScalarType::Int32, info, batch, 0, current_stream(device));
+}
+
 // A device array of the batch's matrix pointers a + b * stride, b in [0, batch).
 template <class T>
 class MatrixPointers {
@@ -256,8 +262,9 @@ class MatrixPointers {
 
 template <class T>
 void getrf_impl(int64_t batch, int64_t n64, T* a, int64_t lda64, int64_t stride_a, int* ipiv, int* info, int device) {
-  if (batch == 0 || n64 == 0) return;
+  if (batch == 0) return;
   DeviceGuard guard(device);
+  if (n64 == 0) return zero_infos(info, batch, device);
   const int n = solver_int(n64, "getrf"), lda = leading_dim(lda64, n64, "getrf");
   if (batched_fits(batch, n64)) {
     MatrixPointers<T> pointers(a, stride_a, batch, device);
@@ -310,10 +317,20 @@ void getrs_impl(bool transpose, int64_t batch, int64_t n64, int64_t nrhs64, cons
 }
 
 template <class T>
-void potrf_impl(bool upper, int64_t batch, int64_t n64, T* a, int64_t lda64, int64_t stride_a, int* info,
-                int device) {
+void getri_impl(int64_t batch, int64_t n64, const T* a, int64_t lda64, int64_t stride_a, const int* ipiv, T* out,
+                int64_t ld_out, int64_t stride_out, int device) {
   if (batch == 0 || n64 == 0) return;
   DeviceGuard guard(device);
+  fill_identity(batch, n64, out, ld_out, stride_out, current_stream(device));
+  getrs_impl(false, batch, n64, n64, a, lda64, stride_a, ipiv, nullptr, out, ld_out, stride_out, device);
+}
+
+template <class T>
+void potrf_impl(bool upper, int64_t batch, int64_t n64, T* a, int64_t lda64, int64_t stride_a, int* info,
+                int device) {
+  if (batch == 0) return;
+  DeviceGuard guard(device);
+  if (n64 == 0) return zero_infos(info, batch, device);
   const int n = solver_int(n64, "potrf"), lda = leading_dim(lda64, n64, "potrf");
   cusolverDnHandle_t handle = handle_for(device);
   if (batched_fits(batch, n64)) {
@@ -322,24 +339,27 @@ void potrf_impl(bool upper, int64_t batch, int64_t n64, T* a, int64_t lda64, int
     check_cusolver(routines<T>().potrf_batched(handle, fill_mode(upper), n, pointers.get(), lda,
                                                info ? info : unread_infos.get(), solver_int(batch, "potrf")),
                    "cusolverDn potrfBatched");
-    return;
+  } else {
+    int lwork = 0;
+    check_cusolver(routines<T>().potrf_buffer_size(handle, fill_mode(upper), n, a, lda, &lwork),
+                   "cusolverDn potrf_bufferSize");
+    DeviceScratch<T> work(lwork, device);
+    DeviceScratch<int> unread_info(1, device);
+    for (int64_t b = 0; b < batch; ++b)
+      check_cusolver(routines<T>().potrf(handle, fill_mode(upper), n, a + b * stride_a, lda, work.get(), lwork,
+                                         info ? info + b : unread_info.get()),
+                     "cusolverDn potrf");
   }
-  int lwork = 0;
-  check_cusolver(routines<T>().potrf_buffer_size(handle, fill_mode(upper), n, a, lda, &lwork),
-                 "cusolverDn potrf_bufferSize");
-  DeviceScratch<T> work(lwork, device);
-  DeviceScratch<int> unread_info(1, device);
-  for (int64_t b = 0; b < batch; ++b)
-    check_cusolver(routines<T>().potrf(handle, fill_mode(upper), n, a + b * stride_a, lda, work.get(), lwork,
-                                       info ? info + b : unread_info.get()),
-                   "cusolverDn potrf");
+  // cuSOLVER, as LAPACK, leaves A's entries in the other triangle.
+  zero_triangle(upper, batch, n64, a, lda64, stride_a, current_stream(device));
 }
 
 template <class T>
 void syevd_impl(bool vectors, bool upper, int64_t batch, int64_t n64, T* a, int64_t lda64, int64_t stride_a, T* w,
                 int64_t stride_w, int* info, int device) {
-  if (batch == 0 || n64 == 0) return;
+  if (batch == 0) return;
   DeviceGuard guard(device);
+  if (n64 == 0) return zero_infos(info, batch, device);
   const int n = solver_int(n64, "syevd"), lda = leading_dim(lda64, n64, "syevd");
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   cusolverDnHandle_t handle = handle_for(device);
@@ -415,8 +435,9 @@ void gesvd_impl(SvdVectors vectors, int64_t batch, int64_t m64, int64_t n64, T* 
                 T* s, int64_t stride_s, T* u, int64_t ldu64, int64_t stride_u, T* vt, int64_t ldvt64, int64_t stride_vt,
                 int* info, int device) {
   GD_INTERNAL_ASSERT(m64 >= n64, fmt::format("gesvd: cuSOLVER needs m >= n, got {} x {}", m64, n64));
-  if (batch == 0 || n64 == 0) return;
+  if (batch == 0) return;
   DeviceGuard guard(device);
+  if (n64 == 0) return zero_infos(info, batch, device);
   const int m = solver_int(m64, "gesvd"), n = solver_int(n64, "gesvd"), lda = leading_dim(lda64, m64, "gesvd");
   const bool with_vectors = vectors != SvdVectors::None;
   const signed char job = vectors == SvdVectors::All ? 'A' : vectors == SvdVectors::Reduced ? 'S' : 'N';
@@ -453,6 +474,15 @@ void getrs(bool transpose, int64_t batch, int64_t n, int64_t nrhs, const float* 
 void getrs(bool transpose, int64_t batch, int64_t n, int64_t nrhs, const double* a, int64_t lda, int64_t stride_a,
            const int* ipiv, const int64_t* a_index, double* b, int64_t ldb, int64_t stride_b, int device) {
   getrs_impl(transpose, batch, n, nrhs, a, lda, stride_a, ipiv, a_index, b, ldb, stride_b, device);
+}
+
+void getri(int64_t batch, int64_t n, const float* a, int64_t lda, int64_t stride_a, const int* ipiv, float* out,
+           int64_t ld_out, int64_t stride_out, int device) {
+  getri_impl(batch, n, a, lda, stride_a, ipiv, out, ld_out, stride_out, device);
+}
+void getri(int64_t batch, int64_t n, const double* a, int64_t lda, int64_t stride_a, const int* ipiv, double* out,
+           int64_t ld_out, int64_t stride_out, int device) {
+  getri_impl(batch, n, a, lda, stride_a, ipiv, out, ld_out, stride_out, device);
 }
 
 void potrf(bool upper, int64_t batch, int64_t n, float* a, int64_t lda, int64_t stride_a, int* info, int device) {

@@ -15,9 +15,9 @@ namespace gradiens::kernels::cuda::solver {
 // before the GPU has finished. Matrices are COLUMN-MAJOR with the leading
 // dimensions of kernels::cpu::lapack, and each routine means what its LAPACK
 // twin there means. `info` (batch ints, device memory) gets LAPACK's info of each
-// matrix: 0, or > 0 for the numerical failure the CPU twin describes; it is
-// left untouched when the matrices are empty (the caller zeroes it), and may be
-// null where the caller does not read it. Reading it back is the caller's one
+// matrix: 0, or > 0 for the numerical failure the CPU twin describes (0 for
+// empty matrices, which are not handed to cuSOLVER), and may be null where the
+// caller does not read it. Reading it back is the caller's one
 // synchronisation. A negative info (an argument bug) is not detected. Sizes must
 // fit cuSOLVER's 32-bit integers (a gradiens::Error otherwise). Workspaces come
 // from the caching allocator. cuSOLVER is loaded on first use (dlopen of
@@ -38,8 +38,16 @@ void getrs(bool transpose, int64_t batch, int64_t n, int64_t nrhs, const float* 
 void getrs(bool transpose, int64_t batch, int64_t n, int64_t nrhs, const double* a, int64_t lda, int64_t stride_a,
            const int* ipiv, const int64_t* a_index, double* b, int64_t ldb, int64_t stride_b, int device);
 
+// The inverses from getrf's factors (all nonsingular), written to the n x n
+// matrices out + b * stride_out: cuSOLVER has no getri, so out is set to the
+// identity and getrs solves A X = I in it.
+void getri(int64_t batch, int64_t n, const float* a, int64_t lda, int64_t stride_a, const int* ipiv, float* out,
+           int64_t ld_out, int64_t stride_out, int device);
+void getri(int64_t batch, int64_t n, const double* a, int64_t lda, int64_t stride_a, const int* ipiv, double* out,
+           int64_t ld_out, int64_t stride_out, int device);
+
 // Cholesky factor in place, in the lower (upper: upper) triangle; the other
-// triangle is left as it was. info = i > 0: the leading minor of order i is not
+// triangle is zeroed. info = i > 0: the leading minor of order i is not
 // positive-definite.
 void potrf(bool upper, int64_t batch, int64_t n, float* a, int64_t lda, int64_t stride_a, int* info, int device);
 void potrf(bool upper, int64_t batch, int64_t n, double* a, int64_t lda, int64_t stride_a, int* info, int device);

@@ -21,6 +21,12 @@ void getrs(bool, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, con
            int64_t, int64_t, int) {
   unavailable();
 }
+void getri(int64_t, int64_t, const float*, int64_t, int64_t, const int*, float*, int64_t, int64_t, int) {
+  unavailable();
+}
+void getri(int64_t, int64_t, const double*, int64_t, int64_t, const int*, double*, int64_t, int64_t, int) {
+  unavailable();
+}
 void potrf(bool, int64_t, int64_t, float*, int64_t, int64_t, int*, int) { unavailable(); }
 void potrf(bool, int64_t, int64_t, double*, int64_t, int64_t, int*, int) { unavailable(); }
 void syevd(bool, bool, int64_t, int64_t, float*, int64_t, int64_t, float*, int64_t, int*, int) { unavailable(); }
