@@ -50,14 +50,16 @@ namespace {
 // Note [LAPACK on the GPU]
 // Every op hands its column-major buffers, a whole batch per call, to
 // kernels/linalg.h, in the same layouts on both devices: LAPACK one matrix at a
-// time on the CPU, cuSOLVER on a cuda device. Pivots and LAPACK's infos land in
-// int32 tensors on A's device; the ops whose failure is an error (inv, solve,
-// cholesky, eigh, svd) read the infos back once per call (on a GPU a
+// time on the CPU, cuSOLVER on a cuda device. Pivots and LAPACK's infos stay in
+// the memory of A's device (DeviceInts); the ops whose failure is an error (inv,
+// solve, cholesky, eigh, svd) read the infos back once per call (on a GPU a
 // synchronisation, as PyTorch's linalg error checks are); det and slogdet never
-// wait for the GPU. What det and slogdet do with the factors is a host loop on
-// the CPU (its results bit for bit as they always were) and device tensor ops on
-// a GPU. cuSOLVER's gesvd needs m >= n: a wide matrix is decomposed through its
-// transpose there.
+// wait for the GPU. What det, slogdet, qr and eigh do with the factors around
+// the LAPACK calls (pivot signs, diagonal products, triangles, packing) is a
+// host loop on the CPU, which costs a small matrix less than tensor ops and keeps
+// its results bit for bit as they were, and device tensor ops on a GPU: the
+// same values. cuSOLVER's gesvd needs m >= n: a wide matrix is decomposed
+// through its transpose there.
 
 // ---- checks ----
 

@@ -100,6 +100,7 @@ struct CusolverApi {
   decltype(&cusolverDnSetStream) set_stream;
   decltype(&cusolverDnCreateSyevjInfo) create_syevj_info;
   decltype(&cusolverDnDestroySyevjInfo) destroy_syevj_info;
+  decltype(&cusolverDnXsyevjSetSortEig) syevj_set_sort_eig;
   decltype(&cublasCreate_v2) cublas_create;
   decltype(&cublasSetStream_v2) cublas_set_stream;
   Routines<float> single;
@@ -142,6 +143,7 @@ const CusolverApi& cusolver() {
     resolve(library, "cusolverDnSetStream", a.set_stream, "cuSOLVER");
     resolve(library, "cusolverDnCreateSyevjInfo", a.create_syevj_info, "cuSOLVER");
     resolve(library, "cusolverDnDestroySyevjInfo", a.destroy_syevj_info, "cuSOLVER");
+    resolve(library, "cusolverDnXsyevjSetSortEig", a.syevj_set_sort_eig, "cuSOLVER");
     resolve(blas_library, "cublasCreate_v2", a.cublas_create, "cuBLAS");
     resolve(blas_library, "cublasSetStream_v2", a.cublas_set_stream, "cuBLAS");
     resolve_routines(library, blas_library, "cusolverDnS", "cublasS", a.single);
@@ -364,12 +366,13 @@ void syevd_impl(bool vectors, bool upper, int64_t batch, int64_t n64, T* a, int6
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   cusolverDnHandle_t handle = handle_for(device);
   if (batched_fits(batch, n64) && lda64 == n64 && stride_a == n64 * n64 && stride_w == n64) {
-    syevjInfo_t params = nullptr;  // the defaults: tolerance eps, 100 sweeps, ascending eigenvalues
+    syevjInfo_t params = nullptr;  // the default tolerance (eps) and sweeps (100); ascending eigenvalues
     check_cusolver(cusolver().create_syevj_info(&params), "cusolverDnCreateSyevjInfo");
     struct Release {
       syevjInfo_t params;
       ~Release() { cusolver().destroy_syevj_info(params); }
     } release{params};
+    check_cusolver(cusolver().syevj_set_sort_eig(params, 1), "cusolverDnXsyevjSetSortEig");
     const int count = solver_int(batch, "syevd");
     int lwork = 0;
     check_cusolver(routines<T>().syevj_batched_buffer_size(handle, jobz, fill_mode(upper), n, a, lda, w, &lwork,
