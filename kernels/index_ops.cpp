@@ -74,9 +74,9 @@ std::optional<int64_t> index_scatter_reduce(ScatterReduce op, ScalarType dtype, 
     return std::nullopt;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
-  cpu::ElementwiseIterator iter(shape, {cpu::Operand{dst.data, esize, dst.strides},
-                                        cpu::Operand{index.data, 8, index.strides},
-                                        cpu::Operand{src.data, esize, src.strides}});
+  cpu::ElementwiseIterator iter(shape,
+                                {cpu::Operand{dst.data, esize, dst.strides}, cpu::Operand{index.data, 8, index.strides},
+                                 cpu::Operand{src.data, esize, src.strides}});
   std::optional<int64_t> bad;
   auto loop = [&]<class T>() {
     // Serial: two index entries may name the same output element.

@@ -29,8 +29,8 @@ void check_index_range(const Tensor& index, int64_t low, int64_t size, int64_t d
   const int64_t* values = host.cpu_data_ptr<int64_t>();
   for (int64_t i = 0; i < host.numel(); ++i)
     if (values[i] < low || values[i] >= size)
-      throw Error(fmt::format("{}index {} is out of bounds for dimension {} with size {}", prefix, values[i], dim,
-                              size));
+      throw Error(
+          fmt::format("{}index {} is out of bounds for dimension {} with size {}", prefix, values[i], dim, size));
 }
 
 void scatter_along_dim(kernels::ScatterReduce op, const Tensor& out, IntArrayRef shape, IntArrayRef out_strides,
@@ -155,8 +155,7 @@ struct IndexFillTensor {
 struct IndexCopy {
   static constexpr std::string_view name = "IndexCopyBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-    GD_CHECK(index.dim() < 2,
-             fmt::format("index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim()));
+    GD_CHECK(index.dim() < 2, fmt::format("index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim()));
     const int64_t count = index.numel();
     if (source.dim() == 0) {
       GD_CHECK(count == 1,
@@ -167,8 +166,8 @@ struct IndexCopy {
                            "match. Source dimensionality ({}), destination dimensionality ({})",
                            source.dim(), self.dim()));
     }
-    GD_CHECK(index.dtype() == kInt64, "index_copy_(): Expected a long tensor for index, but got " +
-                                          c10_type_name(index.dtype()));
+    GD_CHECK(index.dtype() == kInt64,
+             "index_copy_(): Expected a long tensor for index, but got " + c10_type_name(index.dtype()));
     GD_CHECK(self.dtype() == source.dtype(),
              fmt::format("index_copy_(): self and source expected to have the same dtype, but got (self) {} and "
                          "(source) {}",
@@ -193,9 +192,9 @@ struct IndexCopy {
     if (count == 0) return out;
     SliceScatter plan = slice_scatter(out, dim, index);
     DimVector source_strides = nonempty_layout(source).strides;
-    index_scatter::scatter_along_dim(kernels::ScatterReduce::Set, out, plan.shape, plan.self_strides,
-                                     plan.dim_stride, plan.dim_size, dim, index, plan.index_strides, source,
-                                     source_strides, "index_copy_(): ");
+    index_scatter::scatter_along_dim(kernels::ScatterReduce::Set, out, plan.shape, plan.self_strides, plan.dim_stride,
+                                     plan.dim_size, dim, index, plan.index_strides, source, source_strides,
+                                     "index_copy_(): ");
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {

@@ -84,8 +84,8 @@ Tensor scatter_reduce_kernel(const Tensor& self, int64_t dim, const Tensor& inde
   copy_data(out, self);
   if (index.numel() == 0) return out;
   if (!include_self)
-    reduce_into(kernels::ScatterReduce::Set, out, dim, index, scalar_to_tensor(identity_of(kind, self.dtype()),
-                                                                                self.dtype()));
+    reduce_into(kernels::ScatterReduce::Set, out, dim, index,
+                scalar_to_tensor(identity_of(kind, self.dtype()), self.dtype()));
   reduce_into(kernel_op(kind), out, dim, index, src);
   if (kind != kMean) return out;
   // The mean divides by how many values met at each element (self counting
@@ -100,8 +100,8 @@ Tensor scatter_reduce_kernel(const Tensor& self, int64_t dim, const Tensor& inde
 
 struct ScatterReduceOp {
   static constexpr std::string_view name = "ScatterReduceBackward0";
-  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                        int64_t kind, bool include_self) {
+  static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, int64_t kind,
+                        bool include_self) {
     GD_CHECK(index.dtype() == kInt64, "scatter_reduce(): Expected dtype int64 for index");
     GD_CHECK(self.dtype() == src.dtype(), "scatter_reduce(): Expected self.dtype to be equal to src.dtype");
     check_same_device(self, index, "scatter_reduce");
@@ -205,8 +205,8 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
 Tensor& Tensor::scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                                 bool include_self) {
   const bool record = check_inplace(*this, {src}, "scatter_reduce_");
-  return commit_inplace(*this, gradiens::scatter_reduce(record ? clone() : *this, dim, index, src, reduce, include_self),
-                        record);
+  return commit_inplace(
+      *this, gradiens::scatter_reduce(record ? clone() : *this, dim, index, src, reduce, include_self), record);
 }
 
 }  // namespace gradiens

@@ -46,7 +46,8 @@ UniqueResult runs(const Tensor& sorted_rows, const Tensor& order, bool return_in
   r.values = values_of(order.defined() ? order.index_select(0, starts) : starts);
   if (return_inverse) {
     Tensor group = cumsum(starts_flag.to(kInt64), 0) - 1;
-    r.inverse = order.defined() ? empty({n}, TensorOptions().dtype(kInt64).device(device)).scatter(0, order, group) : group;
+    r.inverse =
+        order.defined() ? empty({n}, TensorOptions().dtype(kInt64).device(device)).scatter(0, order, group) : group;
   }
   if (return_counts) {
     Tensor ends = cat({starts.narrow(0, 1, u - 1), full({1}, n, TensorOptions().dtype(kInt64).device(device))});
@@ -60,8 +61,8 @@ UniqueResult unique_flat(const Tensor& x, bool sort, bool return_inverse, bool r
   Tensor flat = x.reshape({-1});
   Tensor keys = sort_keys(flat), order;
   if (sort && flat.numel() > 0) std::tie(keys, order) = gradiens::sort(keys, 0);
-  UniqueResult r = runs(keys, order, return_inverse, return_counts,
-                        [&](const Tensor& rows) { return flat.index_select(0, rows); });
+  UniqueResult r =
+      runs(keys, order, return_inverse, return_counts, [&](const Tensor& rows) { return flat.index_select(0, rows); });
   if (return_inverse) r.inverse = r.inverse.reshape(x.sizes());
   return r;
 }

@@ -65,17 +65,17 @@ struct ScatterAtomicElement {
 
 }  // namespace
 
-void index_scatter_atomic(AtomicReduce op, ScalarType dtype, const Shape& shape, const Strided& dst,
-                          const Strided& src, const Strided& index, int64_t index_scale, StreamHandle stream) {
+void index_scatter_atomic(AtomicReduce op, ScalarType dtype, const Shape& shape, const Strided& dst, const Strided& src,
+                          const Strided& index, int64_t index_scale, StreamHandle stream) {
   check_shape(shape, "scatter_reduce");
   if (shape.numel() == 0) return;
   const int64_t* const strides[3] = {dst.strides, src.strides, index.strides};
   auto launch = [&]<class T>() {
-    launch_strided_elementwise<3>(shape, strides,
-                                  ScatterAtomicElement<T>{op, static_cast<T*>(dst.data),
-                                                          static_cast<const T*>(src.data),
-                                                          static_cast<const int64_t*>(index.data), index_scale},
-                                  stream);
+    launch_strided_elementwise<3>(
+        shape, strides,
+        ScatterAtomicElement<T>{op, static_cast<T*>(dst.data), static_cast<const T*>(src.data),
+                                static_cast<const int64_t*>(index.data), index_scale},
+        stream);
   };
   switch (dtype) {
     case ScalarType::Float32: return launch.template operator()<float>();

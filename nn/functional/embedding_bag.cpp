@@ -53,8 +53,8 @@ Tensor scale_grad_by_freq(const Tensor& rows, const Tensor& indices) {
 }  // namespace
 
 Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const EmbeddingBagFuncOptions& options) {
-  GD_CHECK(weight.dim() == 2, fmt::format("embedding_bag: weight has to be a 2D Tensor, but got Tensor of dimension {}",
-                                          weight.dim()));
+  GD_CHECK(weight.dim() == 2,
+           fmt::format("embedding_bag: weight has to be a 2D Tensor, but got Tensor of dimension {}", weight.dim()));
   Tensor input = input_in, offsets = options.offsets(), per_sample_weights = options.per_sample_weights();
   check_index_dtype(input, 2, "indices");
   const TensorOptions index_options = TensorOptions().dtype(kInt64).device(input.device());
@@ -111,7 +111,9 @@ Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const Embeddi
     GD_CHECK(first == 0, fmt::format("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
                                      "from position 0. However, got {}",
                                      first));
-    GD_CHECK(last <= n, fmt::format("offsets[-1] can not be greater than input's length {}, but got {}", n, last));
+    GD_CHECK(
+        last <= n,
+        fmt::format("offsets[-1] can not be greater than input's length ({}), but got offsets[-1] of {}", n, last));
     if (options.include_last_offset()) end = last;
   }
   starts = starts.narrow(0, 0, bags);
@@ -121,11 +123,8 @@ Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const Embeddi
   Tensor out = zeros({bags, dim}, weight.options());
 
   // The bag of each index: how many bags start at or before it, less one.
-  Tensor bag_of = zeros({n + 1}, index_options)
-                      .index_add(0, starts, ones({bags}, index_options))
-                      .narrow(0, 0, n)
-                      .cumsum(0) -
-                  1;
+  Tensor bag_of =
+      zeros({n + 1}, index_options).index_add(0, starts, ones({bags}, index_options)).narrow(0, 0, n).cumsum(0) - 1;
   // Entries past the last bag (include_last_offset) and padding entries take no part.
   Tensor keep;
   if (end < n) keep = lt(arange(n, index_options), end);

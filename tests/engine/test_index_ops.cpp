@@ -34,14 +34,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // ---- index_fill ----
 
 TEST_CASE("index_fill: slices set to a value, negative indices from the end") {
-  CHECK(shape_value_mismatch(arange12().index_fill(1, i64({0, -1}), -1.0),
-                             {-1, 1, 2, -1, -1, 5, 6, -1, -1, 9, 10, -1}, {3, 4}) == "");
+  CHECK(shape_value_mismatch(arange12().index_fill(1, i64({0, -1}), -1.0), {-1, 1, 2, -1, -1, 5, 6, -1, -1, 9, 10, -1},
+                             {3, 4}) == "");
   CHECK(shape_value_mismatch(arange12().index_fill(0, i64({1}), 7), {0, 1, 2, 3, 7, 7, 7, 7, 8, 9, 10, 11}, {3, 4}) ==
         "");
   // A 0-dim index, a transposed self, a 0-dim value tensor.
   Tensor t = arange12().t();
-  CHECK(shape_value_mismatch(t.index_fill(0, gd::scalar_tensor(int64_t{2}, gd::kInt64), gd::scalar_tensor(0.5, gd::kFloat64)),
-                             {0, 4, 8, 1, 5, 9, 0.5, 0.5, 0.5, 3, 7, 11}, {4, 3}) == "");
+  CHECK(shape_value_mismatch(
+            t.index_fill(0, gd::scalar_tensor(int64_t{2}, gd::kInt64), gd::scalar_tensor(0.5, gd::kFloat64)),
+            {0, 4, 8, 1, 5, 9, 0.5, 0.5, 0.5, 3, 7, 11}, {4, 3}) == "");
   // An integer tensor filled with 2.5 holds 2; a 0-dim self; an empty index changes nothing.
   CHECK(shape_value_mismatch(i64({1, 2, 3}).index_fill(0, i64({0}), 2.5), {2, 2, 3}, {3}) == "");
   CHECK(shape_value_mismatch(gd::scalar_tensor(4.0, gd::kFloat64).index_fill(0, i64({0}), 1), {1}, {}) == "");
@@ -57,8 +58,9 @@ TEST_CASE("index_fill: PyTorch's errors") {
   CHECK(error_of([&] { x.index_fill(0, i64({0}).to(gd::kInt32), 1); }) ==
         "index_fill_(): Expected dtype int64 for index.");
   CHECK(error_of([&] { x.index_fill(0, i64({0}, {1, 1}), 1); }) == "Index has to be a vector/scalar");
-  CHECK(error_of([&] { x.index_fill(0, i64({0}), f64({1, 2})); }) ==
-        "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s).");
+  CHECK(error_of([&] {
+          x.index_fill(0, i64({0}), f64({1, 2}));
+        }) == "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s).");
   CHECK(error_of([&] { x.index_fill(1, i64({1, 4}), 1); }) == "index 4 is out of bounds for dimension 1 with size 4");
   CHECK(error_of([&] { x.index_fill(1, i64({-5}), 1); }) == "index -5 is out of bounds for dimension 1 with size 4");
   CHECK(error_of([&] { x.index_fill(2, i64({0}), 1); }) != "");
@@ -97,24 +99,35 @@ TEST_CASE("index_copy: slices replaced by the source's, in index order") {
 
 TEST_CASE("index_copy: PyTorch's errors") {
   Tensor x = gd::zeros({3, 4}, gd::kFloat64);
-  CHECK(error_of([&] { x.index_copy(0, i64({0}, {1, 1}), gd::ones({1, 4}, gd::kFloat64)); }) ==
-        "index_copy_(): Index should have dimension 1 or 0 (got 2)");
-  CHECK(error_of([&] { x.index_copy(0, i64({0, 1}), gd::scalar_tensor(1.0, gd::kFloat64)); }) ==
-        "index_copy_(): When source is scalar, index should have one element (got 2)");
-  CHECK(error_of([&] { x.index_copy(0, i64({0}), gd::ones({1, 4, 1}, gd::kFloat64)); }) ==
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0}, {1, 1}), gd::ones({1, 4}, gd::kFloat64));
+        }) == "index_copy_(): Index should have dimension 1 or 0 (got 2)");
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0, 1}), gd::scalar_tensor(1.0, gd::kFloat64));
+        }) == "index_copy_(): When source is scalar, index should have one element (got 2)");
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0}), gd::ones({1, 4, 1}, gd::kFloat64));
+        }) ==
         "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
         "dimensionality (3), destination dimensionality (2)");
-  CHECK(error_of([&] { x.index_copy(0, i64({0}).to(gd::kInt32), gd::ones({1, 4}, gd::kFloat64)); }) ==
-        "index_copy_(): Expected a long tensor for index, but got Int");
-  CHECK(error_of([&] { x.index_copy(0, i64({0}), gd::ones({1, 4}, gd::kFloat32)); }) ==
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0}).to(gd::kInt32), gd::ones({1, 4}, gd::kFloat64));
+        }) == "index_copy_(): Expected a long tensor for index, but got Int");
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0}), gd::ones({1, 4}, gd::kFloat32));
+        }) ==
         "index_copy_(): self and source expected to have the same dtype, but got (self) Double and (source) Float");
-  CHECK(error_of([&] { x.index_copy(0, i64({0}), gd::ones({1, 5}, gd::kFloat64)); }) ==
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0}), gd::ones({1, 5}, gd::kFloat64));
+        }) ==
         "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: 4 at "
         "dimension 0 and source slice shape: 5 at dimension 0.");
-  CHECK(error_of([&] { x.index_copy(0, i64({0, 1}), gd::ones({1, 4}, gd::kFloat64)); }) ==
-        "index_copy_(): Number of indices (2) should be equal to source.size(dim) (1)");
-  CHECK(error_of([&] { x.index_copy(0, i64({3}), gd::ones({1, 4}, gd::kFloat64)); }) ==
-        "index_copy_(): index 3 is out of bounds for dimension 0 with size 3");
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({0, 1}), gd::ones({1, 4}, gd::kFloat64));
+        }) == "index_copy_(): Number of indices (2) should be equal to source.size(dim) (1)");
+  CHECK(error_of([&] {
+          x.index_copy(0, i64({3}), gd::ones({1, 4}, gd::kFloat64));
+        }) == "index_copy_(): index 3 is out of bounds for dimension 0 with size 3");
 }
 
 // ---- scatter_reduce ----
@@ -139,16 +152,16 @@ TEST_CASE("scatter_reduce: every reduction, with and without self") {
   CHECK(shape_value_mismatch(gd::zeros({2, 3}, gd::kFloat64).scatter_reduce(1, index2, src2, "amax", false),
                              {2, 0, 3, 0, 6, 0}, {2, 3}) == "");
   // src larger than index: only index's part is read.
-  CHECK(shape_value_mismatch(gd::zeros({2}, gd::kFloat64).scatter_reduce(0, i64({1}), f64({5, 9}), "sum"), {0, 5}, {2}) ==
-        "");
+  CHECK(shape_value_mismatch(gd::zeros({2}, gd::kFloat64).scatter_reduce(0, i64({1}), f64({5, 9}), "sum"), {0, 5},
+                             {2}) == "");
   // NaN propagates through amax and amin.
   CHECK(shape_value_mismatch(f64({0, 0}).scatter_reduce(0, i64({0, 0}), f64({kNaN, 1}), "amax"), {kNaN, 0}, {2}) == "");
   CHECK(shape_value_mismatch(f64({kNaN, 0}).scatter_reduce(0, i64({0}), f64({1}), "amin"), {kNaN, 0}, {2}) == "");
   // Integer means round toward minus infinity.
-  CHECK(shape_value_mismatch(i64({5, 6, 7}).scatter_reduce(0, i64({0, 0, 1}), i64({1, 2, 3}), "mean"), {2, 4, 7}, {3}) ==
-        "");
-  CHECK(shape_value_mismatch(i64({-5, 6, 7}).scatter_reduce(0, i64({0, 0, 1}), i64({1, 2, 3}), "mean"), {-1, 4, 7}, {3}) ==
-        "");
+  CHECK(shape_value_mismatch(i64({5, 6, 7}).scatter_reduce(0, i64({0, 0, 1}), i64({1, 2, 3}), "mean"), {2, 4, 7},
+                             {3}) == "");
+  CHECK(shape_value_mismatch(i64({-5, 6, 7}).scatter_reduce(0, i64({0, 0, 1}), i64({1, 2, 3}), "mean"), {-1, 4, 7},
+                             {3}) == "");
   CHECK(shape_value_mismatch(i64({1, 2}).scatter_reduce(0, i64({1, 1}), i64({-3, 5}), "amin", false), {1, -3}, {2}) ==
         "");
   // In place; an empty index.
@@ -168,8 +181,9 @@ TEST_CASE("scatter_reduce: PyTorch's errors") {
         "scatter_reduce(): Expected self.dtype to be equal to src.dtype");
   CHECK(error_of([&] { x.scatter_reduce(0, i64({3}), f64({1}), "amax"); }) ==
         "index 3 is out of bounds for dimension 0 with size 3");
-  CHECK(error_of([&] { x.scatter_reduce(0, i64({0}, {1, 1}), f64({1}, {1, 1}), "sum"); }) ==
-        "Index tensor must have the same number of dimensions as self tensor");
+  CHECK(error_of([&] {
+          x.scatter_reduce(0, i64({0}, {1, 1}), f64({1}, {1, 1}), "sum");
+        }) == "Index tensor must have the same number of dimensions as self tensor");
 }
 
 TEST_CASE("scatter_reduce backward: ties share the gradient, zeros in a product") {
@@ -279,8 +293,11 @@ OpInfo unary_row(std::string name, std::vector<int64_t> shape, std::function<Ten
 }
 OpInfo binary_row(std::string name, std::vector<int64_t> a, std::vector<int64_t> b,
                   std::function<Tensor(const Tensor&, const Tensor&)> f, double lo = -1.0, double hi = 1.0) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0], x[1])}; },
-          {InputSpec{std::move(a), lo, hi}, InputSpec{std::move(b), lo, hi}}, kWithDims, {}};
+  return {std::move(name),
+          [f](const V& x) { return V{f(x[0], x[1])}; },
+          {InputSpec{std::move(a), lo, hi}, InputSpec{std::move(b), lo, hi}},
+          kWithDims,
+          {}};
 }
 
 // Row-major [2, 3] index into dim 1 of a [2, 4] self, with a repeated target per row.
@@ -292,19 +309,21 @@ std::vector<OpInfo> scatter_reduce_rows() {
     for (bool include_self : {true, false}) {
       // prod keeps its values away from 0, where its gradient has cases.
       const double lo = std::string(reduce) == "prod" ? 0.5 : -1.0;
-      rows.push_back(binary_row(std::string("scatter_reduce ") + reduce + (include_self ? "" : " (no self)"), {2, 4},
-                                {2, 3},
-                                [reduce, include_self](const Tensor& x, const Tensor& src) {
-                                  return x.scatter_reduce(1, index_2x3(), src, reduce, include_self);
-                                },
-                                lo, 1.5));
+      rows.push_back(binary_row(
+          std::string("scatter_reduce ") + reduce + (include_self ? "" : " (no self)"), {2, 4}, {2, 3},
+          [reduce, include_self](const Tensor& x, const Tensor& src) {
+            return x.scatter_reduce(1, index_2x3(), src, reduce, include_self);
+          },
+          lo, 1.5));
     }
   return rows;
 }
 
 const gd::testing::OpRegistrar index_ops_rows([] {
   std::vector<OpInfo> rows = scatter_reduce_rows();
-  rows.push_back(unary_row("index_fill", {3, 4}, [](const Tensor& x) { return x.index_fill(1, i64({2, 0, -1}), 0.5); }));
+  rows.push_back(unary_row("index_fill", {3, 4}, [](const Tensor& x) {
+    return x.index_fill(1, i64({2, 0, -1}), 0.5);
+  }));
   rows.push_back(binary_row("index_fill (tensor value)", {3, 4}, {}, [](const Tensor& x, const Tensor& v) {
     return x.index_fill(0, i64({1, 1}), v.dim() == 0 ? v : v.sum());
   }));

@@ -93,8 +93,8 @@ TEST_CASE("embedding_bag: gradients to weight and per_sample_weights") {
     g = gd::autograd::grad({F::embedding_bag(i64({0, 2, 4, 1, 3}), w, bags(gd::kMax, {0, 2})).sum()}, {w})[0];
     CHECK(shape_value_mismatch(g, {0, 0, 0, 0, 1, 1, 0, 0, 1, 1}, {5, 2}) == "");
     // scale_grad_by_freq divides by how often the index occurs.
-    g = gd::autograd::grad(
-        {F::embedding_bag(i64({0, 0, 1}), w, bags(gd::kSum, {0}).scale_grad_by_freq(true)).sum()}, {w})[0];
+    g = gd::autograd::grad({F::embedding_bag(i64({0, 0, 1}), w, bags(gd::kSum, {0}).scale_grad_by_freq(true)).sum()},
+                           {w})[0];
     CHECK(shape_value_mismatch(g, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, {5, 2}) == "");
   }
   for (auto mode : {gd::nn::EmbeddingBagMode(gd::kSum), gd::nn::EmbeddingBagMode(gd::kMean), gd::kMax}) {
@@ -118,28 +118,39 @@ TEST_CASE("embedding_bag: gradients to weight and per_sample_weights") {
 
 TEST_CASE("embedding_bag: PyTorch's errors") {
   Tensor w = table();
-  CHECK(error_of([&] { F::embedding_bag(i64({0, 1}, {1, 2}), w, bags(gd::kSum, {0})); }) ==
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0, 1}, {1, 2}), w, bags(gd::kSum, {0}));
+        }) ==
         "If input is 2D, then offsets has to be null, as input is treated is a mini-batch of fixed length sequences. "
         "However, found offsets of type Tensor");
   CHECK(error_of([&] { F::embedding_bag(i64({0, 1}), w); }) == "offsets has to be a 1D Tensor but got null");
-  CHECK(error_of([&] { F::embedding_bag(i64({0, 1}), w, F::EmbeddingBagFuncOptions().offsets(i64({0}, {1, 1}))); }) ==
-        "offsets has to be a 1D Tensor");
-  CHECK(error_of([&] { F::embedding_bag(i64({0}, {1, 1, 1}), w); }) ==
-        "input has to be 1D or 2D Tensor, but got Tensor of dimension 3");
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0, 1}), w, F::EmbeddingBagFuncOptions().offsets(i64({0}, {1, 1})));
+        }) == "offsets has to be a 1D Tensor");
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0}, {1, 1, 1}), w);
+        }) == "input has to be 1D or 2D Tensor, but got Tensor of dimension 3");
   CHECK(error_of([&] {
           F::embedding_bag(i64({0, 1}), w, bags(gd::kMean, {0}).per_sample_weights(tensor_of({1, 1})));
-        }) == "embedding_bag: per_sample_weights was not null. per_sample_weights is only supported for mode='kSum' "
-              "(got mode='kMean').Please open a feature request on the Pytorch GitHub.");
-  CHECK(error_of([&] { F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {1})); }) ==
+        }) ==
+        "embedding_bag: per_sample_weights was not null. per_sample_weights is only supported for mode='kSum' "
+        "(got mode='kMean').Please open a feature request on the Pytorch GitHub.");
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {1}));
+        }) ==
         "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. However, "
         "got 1");
-  CHECK(error_of([&] { F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {0, 3})); }) ==
-        "offsets[-1] can not be greater than input's length 2, but got 3");
-  CHECK(error_of([&] { F::embedding_bag(tensor_of({0, 1}), w, bags(gd::kSum, {0})); }) ==
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {0, 3}));
+        }) == "offsets[-1] can not be greater than input's length (2), but got offsets[-1] of 3");
+  CHECK(error_of([&] {
+          F::embedding_bag(tensor_of({0, 1}), w, bags(gd::kSum, {0}));
+        }) ==
         "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; but got "
         "torch.DoubleTensor instead (while checking arguments for embedding_bag)");
-  CHECK(error_of([&] { F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {0}).padding_idx(5)); }) ==
-        "padding_idx must be within num_embeddings");
+  CHECK(error_of([&] {
+          F::embedding_bag(i64({0, 1}), w, bags(gd::kSum, {0}).padding_idx(5));
+        }) == "padding_idx must be within num_embeddings");
   CHECK(error_of([&] { F::embedding_bag(i64({0, 5}), w, bags(gd::kSum, {0})); }) != "");
 }
 
@@ -154,10 +165,12 @@ TEST_CASE("EmbeddingBag module: options, from_pretrained, printing") {
   out.sum().backward();
   CHECK(bag->weight.grad().defined());
 
-  auto pretrained = gd::nn::EmbeddingBag::from_pretrained(table(), gd::nn::EmbeddingBagFromPretrainedOptions().mode(gd::kMax));
+  auto pretrained =
+      gd::nn::EmbeddingBag::from_pretrained(table(), gd::nn::EmbeddingBagFromPretrainedOptions().mode(gd::kMax));
   CHECK_FALSE(pretrained->weight.requires_grad());
   CHECK(shape_value_mismatch(pretrained->forward(i64({0, 2, 4, 1, 3}), i64({0, 2})), {4, 5, 8, 9}, {2, 2}) == "");
-  auto trainable = gd::nn::EmbeddingBag::from_pretrained(table(), gd::nn::EmbeddingBagFromPretrainedOptions().freeze(false));
+  auto trainable =
+      gd::nn::EmbeddingBag::from_pretrained(table(), gd::nn::EmbeddingBagFromPretrainedOptions().freeze(false));
   CHECK(trainable->weight.requires_grad());
 
   std::ostringstream printed;
