@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
@@ -145,8 +147,15 @@ Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const Embeddi
       Tensor count = zeros({bags}, weight.options()).index_add(0, bag_of, ones({bag_of.numel()}, weight.options()));
       return out.index_add(0, bag_of, rows) / count.clamp_min(1).unsqueeze(1);
     }
-    case EmbeddingBagMode::Max:
-      return out.scatter_reduce(0, bag_of.unsqueeze(1).expand({bag_of.numel(), dim}), rows, "amax", false);
+    case EmbeddingBagMode::Max: {
+      // From -inf rather than zeros: scatter_reduce's backward shares a tie
+      // with self, and a bag whose maximum is 0 must give its rows the whole
+      // gradient, as PyTorch's does. Empty bags are then set to 0.
+      Tensor lowest = full({bags, dim}, -std::numeric_limits<double>::infinity(), weight.options());
+      Tensor maxima = lowest.scatter_reduce(0, bag_of.unsqueeze(1).expand({bag_of.numel(), dim}), rows, "amax", false);
+      Tensor filled = zeros({bags}, index_options).index_add(0, bag_of, ones({bag_of.numel()}, index_options));
+      return maxima.masked_fill(eq(filled, 0).unsqueeze(1), 0);
+    }
   }
   return out;
 }

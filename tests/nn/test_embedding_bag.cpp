@@ -92,6 +92,10 @@ TEST_CASE("embedding_bag: gradients to weight and per_sample_weights") {
     CHECK(shape_value_mismatch(g, {0.5, 0.5, t, t, 0.5, 0.5, t, t, t, t}, {5, 2}) == "");
     g = gd::autograd::grad({F::embedding_bag(i64({0, 2, 4, 1, 3}), w, bags(gd::kMax, {0, 2})).sum()}, {w})[0];
     CHECK(shape_value_mismatch(g, {0, 0, 0, 0, 1, 1, 0, 0, 1, 1}, {5, 2}) == "");
+    // A bag whose maximum is 0 gives its row the whole gradient.
+    Tensor v = tensor_of({0, -1, -3, -2}, {2, 2}).requires_grad_();
+    g = gd::autograd::grad({F::embedding_bag(i64({0, 1}), v, bags(gd::kMax, {0})).sum()}, {v})[0];
+    CHECK(shape_value_mismatch(g, {1, 1, 0, 0}, {2, 2}) == "");
     // scale_grad_by_freq divides by how often the index occurs.
     g = gd::autograd::grad({F::embedding_bag(i64({0, 0, 1}), w, bags(gd::kSum, {0}).scale_grad_by_freq(true)).sum()},
                            {w})[0];
