@@ -235,6 +235,34 @@ Tensor nonzero(const Tensor& x);
 // where(condition) is nonzero(condition) as one index tensor per dimension.
 std::vector<Tensor> where(const Tensor& condition);
 
+// ---- index_fill/index_copy, scatter_reduce, unique (engine/ops/index_fill_copy.cpp,
+// scatter_reduce.cpp, unique.cpp) ----
+// The slices of x at `index` (int64, 0-d or 1-d; negative counts from the end) along dim set to value.
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, Scalar value);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& value);  // value 0-dim
+// The slices of x at `index` along dim replaced by source's slices, in index order.
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+// scatter with reduce "sum", "prod", "mean", "amax" or "amin"; without include_self the
+// scattered-to elements of x do not take part.
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                      bool include_self = true);
+// The distinct values of x, sorted (sorted=false sorts too, as PyTorch's CUDA
+// backend does), with the int64 inverse (x's shape: each element's place in
+// the values) and the counts when asked for, else empty tensors.
+std::tuple<Tensor, Tensor> _unique(const Tensor& x, bool sorted = true, bool return_inverse = false);
+std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& x, bool sorted = true, bool return_inverse = false,
+                                            bool return_counts = false);
+// torch.unique's three results (_unique2, or unique_dim when dim is given).
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false, std::optional<int64_t> dim = std::nullopt);
+// The distinct slices along dim, in lexicographic order.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& x, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false, bool return_counts = false);
+// Each run of equal consecutive values (or slices along dim) kept once.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& x, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+
 // ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
 Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);

@@ -438,6 +438,17 @@ class Tensor {
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& values, bool accumulate = false);
   Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, Scalar value);
   Tensor& masked_fill_(const Tensor& mask, Scalar value);
+  // ---- index_fill/index_copy, scatter_reduce (engine/ops/index_fill_copy.cpp, scatter_reduce.cpp) ----
+  Tensor index_fill(int64_t dim, const Tensor& index, Scalar value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, Scalar value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                        bool include_self = true) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                          bool include_self = true);
 
   // ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
   Tensor repeat(IntArrayRef repeats) const;

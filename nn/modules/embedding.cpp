@@ -1,5 +1,6 @@
 // Embedding and functional::embedding over the engine's embedding op, with
-// PyTorch's padding_idx rules and max_norm renormalization.
+// PyTorch's padding_idx rules and max_norm renormalization; EmbeddingBag over
+// functional::embedding_bag.
 #include "nn/modules/embedding.h"
 
 #include <fmt/format.h>
@@ -27,6 +28,33 @@ int64_t wrap_padding_idx(std::optional<int64_t> padding_idx, int64_t num_embeddi
   return idx < 0 ? idx + num_embeddings : idx;
 }
 
+// embedding_renorm_ on a cuda weight with device ops: the distinct rows, their
+// norms, and the rows over max_norm scaled and copied back with index_copy_.
+Tensor renorm_on_device(const Tensor& weight, const Tensor& indices, double max_norm, double norm_type) {
+  Tensor ids = indices.reshape({-1}).to(kInt64);
+  if (ids.device() != weight.device()) ids = ids.to(weight.device());
+  const int64_t num_rows = weight.size(0);
+  Tensor rows = std::get<0>(_unique(ids, true, false));
+  if (rows.numel() == 0) return weight;
+  if (any(logical_or(lt(rows, -num_rows), ge(rows, num_rows))).item<bool>()) {
+    // The message of the CPU path: the first bad row in sorted order.
+    Tensor host = rows.cpu();
+    for (int64_t i = 0; i < host.numel(); ++i) {
+      const int64_t row = host.cpu_data_ptr<int64_t>()[i];
+      GD_CHECK(row >= -num_rows && row < num_rows,
+               fmt::format("select(): index {} out of range for tensor of size {} at dimension 0", row,
+                           shape_to_string(weight.sizes())));
+    }
+  }
+  rows = std::get<0>(_unique(where(lt(rows, 0), rows + num_rows, rows), true, false));
+  Tensor picked = weight.index_select(0, rows);
+  Tensor norms = picked.norm(norm_type, {1}, true);
+  Tensor scale = where(gt(norms, max_norm), max_norm / (norms + 1e-7), ones_like(norms));
+  Tensor target = weight;  // a handle: the write lands in weight
+  target.index_copy_(0, rows, picked * scale);
+  return weight;
+}
+
 }  // namespace
 
 namespace functional {
@@ -40,6 +68,7 @@ Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max
                        "Int; but got torch.{} instead (while checking arguments for embedding_renorm_)",
                        legacy_tensor_type_name(indices.dtype())));
   NoGradGuard no_grad;
+  if (weight.device().is_cuda()) return renorm_on_device(weight, indices, max_norm, norm_type);
   Tensor ids = indices.reshape({-1}).to(kInt64).contiguous();
   const int64_t* p = ids.cpu_data_ptr<int64_t>();
   std::vector<int64_t> rows(p, p + ids.numel());
@@ -127,6 +156,82 @@ Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFr
 
 Embedding Embedding::from_pretrained(const Tensor& embeddings, bool freeze, std::optional<int64_t> padding_idx) {
   return from_pretrained(embeddings, EmbeddingFromPretrainedOptions().freeze(freeze).padding_idx(padding_idx));
+}
+
+// ---- EmbeddingBag ----
+
+EmbeddingBagImpl::EmbeddingBagImpl(const EmbeddingBagOptions& options_) : Cloneable("EmbeddingBag"), options(options_) {
+  GD_CHECK(options.num_embeddings_ >= 0 && options.embedding_dim_ >= 0,
+           fmt::format("EmbeddingBag: num_embeddings and embedding_dim must be non-negative, got {} and {}",
+                       options.num_embeddings_, options.embedding_dim_));
+  if (options.padding_idx_) options.padding_idx_ = wrap_padding_idx(options.padding_idx_, options.num_embeddings_);
+  if (options._weight_.defined()) {
+    GD_CHECK(options._weight_.dim() == 2 && options._weight_.size(0) == options.num_embeddings_ &&
+                 options._weight_.size(1) == options.embedding_dim_,
+             "Shape of weight does not match num_embeddings and embedding_dim");
+    weight = register_parameter("weight", options._weight_);
+  } else {
+    weight = register_parameter("weight", empty({options.num_embeddings_, options.embedding_dim_}));
+    reset_parameters();
+  }
+}
+
+void EmbeddingBagImpl::reset_parameters() {
+  NoGradGuard no_grad;
+  weight.normal_(0, 1);
+  if (options.padding_idx_) weight.select(0, *options.padding_idx_).fill_(0);
+}
+
+Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets, const Tensor& per_sample_weights) {
+  return functional::embedding_bag(input, weight,
+                                   functional::EmbeddingBagFuncOptions()
+                                       .offsets(offsets)
+                                       .max_norm(options.max_norm_)
+                                       .norm_type(options.norm_type_)
+                                       .scale_grad_by_freq(options.scale_grad_by_freq_)
+                                       .mode(options.mode_)
+                                       .sparse(options.sparse_)
+                                       .per_sample_weights(per_sample_weights)
+                                       .include_last_offset(options.include_last_offset_)
+                                       .padding_idx(options.padding_idx_));
+}
+
+std::string EmbeddingBagImpl::extra_repr() const {
+  std::string s = fmt::format("{}, {}", options.num_embeddings_, options.embedding_dim_);
+  if (options.max_norm_) s += ", max_norm=" + detail::python_float(*options.max_norm_);
+  if (options.norm_type_ != 2) s += ", norm_type=" + detail::python_float(options.norm_type_);
+  if (options.scale_grad_by_freq_) s += ", scale_grad_by_freq=True";
+  s += fmt::format(", mode='{}'", options.mode_.name());
+  if (options.padding_idx_) s += fmt::format(", padding_idx={}", *options.padding_idx_);
+  return s;
+}
+
+void EmbeddingBagImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::EmbeddingBag(num_embeddings={}, embedding_dim={}", options.num_embeddings_,
+                        options.embedding_dim_);
+  if (options.max_norm_) stream << ", max_norm=" << *options.max_norm_;
+  if (options.norm_type_ != 2) stream << ", norm_type=" << options.norm_type_;
+  if (options.scale_grad_by_freq_) stream << ", scale_grad_by_freq=true";
+  if (options.sparse_) stream << ", sparse=true";
+  if (options.mode_.kind() != EmbeddingBagMode::Mean) stream << ", mode=" << options.mode_.enum_name();
+  if (options.include_last_offset_) stream << ", include_last_offset=true";
+  if (options.padding_idx_) stream << ", padding_idx=" << *options.padding_idx_;
+  stream << ")";
+}
+
+EmbeddingBag EmbeddingBag::from_pretrained(const Tensor& embeddings, const EmbeddingBagFromPretrainedOptions& options) {
+  GD_CHECK(embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional");
+  EmbeddingBag bag(EmbeddingBagOptions(embeddings.size(0), embeddings.size(1))
+                       ._weight(embeddings)
+                       .max_norm(options.max_norm_)
+                       .norm_type(options.norm_type_)
+                       .scale_grad_by_freq(options.scale_grad_by_freq_)
+                       .mode(options.mode_)
+                       .sparse(options.sparse_)
+                       .include_last_offset(options.include_last_offset_)
+                       .padding_idx(options.padding_idx_));
+  bag->weight.requires_grad_(!options.freeze_);
+  return bag;
 }
 
 }  // namespace gradiens::nn

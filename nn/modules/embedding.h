@@ -1,11 +1,13 @@
 // Embedding: a lookup table of num_embeddings rows of embedding_dim values,
-// with PyTorch's padding_idx and max_norm, from_pretrained, and the functional form.
+// with PyTorch's padding_idx and max_norm, from_pretrained, and the functional
+// form; EmbeddingBag beside it (its functional form is nn/functional/embedding_bag.h).
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "nn/cloneable.h"
+#include "nn/functional/embedding_bag.h"
 #include "nn/module.h"
 
 namespace gradiens::nn {
@@ -90,7 +92,8 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
 
 // Scales each distinct row of `weight` named in `indices` whose norm_type-norm
 // exceeds max_norm by max_norm / (norm + 1e-7), in place and unrecorded
-// (PyTorch's embedding_renorm_). Returns weight.
+// (PyTorch's embedding_renorm_). Returns weight. A cuda weight stays on its
+// device (one read of a flag on the host for the range check).
 Tensor embedding_renorm_(const Tensor& weight, const Tensor& indices, double max_norm, double norm_type);
 
 }  // namespace functional
@@ -121,6 +124,62 @@ class Embedding : public ModuleHolder<EmbeddingImpl> {
   static Embedding from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options);
   static Embedding from_pretrained(const Tensor& embeddings, bool freeze = true,
                                    std::optional<int64_t> padding_idx = std::nullopt);
+};
+
+// ---- EmbeddingBag ----
+
+struct EmbeddingBagOptions {
+  EmbeddingBagOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  GRADIENS_ARG(int64_t, num_embeddings);
+  GRADIENS_ARG(int64_t, embedding_dim);
+  GRADIENS_ARG(std::optional<double>, max_norm) = std::nullopt;
+  GRADIENS_ARG(double, norm_type) = 2.0;
+  GRADIENS_ARG(bool, scale_grad_by_freq) = false;
+  GRADIENS_ARG(EmbeddingBagMode, mode) = EmbeddingBagMode::Mean;
+  GRADIENS_ARG(bool, sparse) = false;
+  // A weight to use as is (not re-initialized), as libtorch's _weight.
+  GRADIENS_ARG(Tensor, _weight);
+  GRADIENS_ARG(bool, include_last_offset) = false;
+  GRADIENS_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+
+struct EmbeddingBagFromPretrainedOptions {
+  GRADIENS_ARG(bool, freeze) = true;
+  GRADIENS_ARG(std::optional<double>, max_norm) = std::nullopt;
+  GRADIENS_ARG(double, norm_type) = 2.0;
+  GRADIENS_ARG(bool, scale_grad_by_freq) = false;
+  GRADIENS_ARG(EmbeddingBagMode, mode) = EmbeddingBagMode::Mean;
+  GRADIENS_ARG(bool, sparse) = false;
+  GRADIENS_ARG(bool, include_last_offset) = false;
+  GRADIENS_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+};
+
+class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
+ public:
+  EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingBagImpl(EmbeddingBagOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingBagImpl(const EmbeddingBagOptions& options);
+
+  // Draws weight from N(0, 1) and zeroes the padding row, as PyTorch.
+  void reset_parameters();
+  // functional::embedding_bag with this module's options.
+  Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
+
+  EmbeddingBagOptions options;  // padding_idx_ holds the non-negative row once constructed
+  Tensor weight;                // [num_embeddings, embedding_dim]
+};
+
+class EmbeddingBag : public ModuleHolder<EmbeddingBagImpl> {
+ public:
+  using ModuleHolder<EmbeddingBagImpl>::ModuleHolder;
+
+  // An EmbeddingBag whose weight shares storage with the 2-D `embeddings`;
+  // with freeze the weight does not require grad.
+  static EmbeddingBag from_pretrained(const Tensor& embeddings,
+                                      const EmbeddingBagFromPretrainedOptions& options = {});
 };
 
 }  // namespace gradiens::nn
