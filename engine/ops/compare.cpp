@@ -2,9 +2,6 @@
 // isnan/isinf/isfinite, equal and allclose.
 #include <fmt/format.h>
 
-#include <cmath>
-#include <limits>
-
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
