@@ -172,7 +172,12 @@ void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedR
 
 void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape,
                const DeviceRef& device, std::string_view name) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::predicate has no CUDA kernel");
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::predicate(pred, dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape),
+                    device.stream);
+    return;
+  }
   DimVector in_strides;
   cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(in, dtype, shape, in_strides)});
   cpu::predicate(pred, dtype, iter, name);
@@ -180,7 +185,12 @@ void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const St
 
 void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number* lo,
            const Number* hi, const DeviceRef& device) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::clamp has no CUDA kernel");
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::clamp(dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape), lo, hi,
+                device.stream);
+    return;
+  }
   DimVector in_strides;
   cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
   cpu::clamp(dtype, iter, lo, hi);
@@ -188,7 +198,12 @@ void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArr
 
 void softplus(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number& beta,
               const Number& threshold, const DeviceRef& device) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::softplus has no CUDA kernel");
+  if (device.is_cuda()) {
+    if (numel_of(shape) == 0) return;
+    cuda::softplus(dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape), beta, threshold,
+                   device.stream);
+    return;
+  }
   DimVector in_strides;
   cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
   cpu::softplus(dtype, iter, beta, threshold);

@@ -45,9 +45,9 @@ void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const S
 // out (bool) = a op b, a and b of `dtype`.
 void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedRef& a, const StridedRef& b,
              IntArrayRef shape, const DeviceRef& device, std::string_view name);
-// The ops whose fused kernel only the CPU has (a cuda device composes them in
-// the engine): out (bool) = pred(in); out = in clamped to [lo, hi] (a null
-// bound is absent); out = softplus(in) with beta and threshold.
+// out (bool) = pred(in); out = in clamped to [lo, hi] (a null bound is absent;
+// on a cuda device a NaN bound gives NaN, as in PyTorch); out = softplus(in)
+// with beta and threshold.
 void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape,
                const DeviceRef& device, std::string_view name);
 void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArrayRef shape, const Number* lo,

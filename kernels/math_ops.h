@@ -38,8 +38,8 @@ enum class UnaryMath {
   Trunc,       // toward zero
 };
 
-// The kind of vector norm each p names (the CPU kernel and the engine's GPU
-// composite and backward each branch on it).
+// The kind of vector norm each p names (the CPU and CUDA kernels and the
+// engine's backward each branch on it).
 enum class NormKind { Zero, One, Two, Inf, NegInf, General };
 inline NormKind norm_kind(double p) {
   if (p == 0) return NormKind::Zero;

@@ -23,16 +23,15 @@ void reduce(Reduce op, ScalarType in_dtype, const void* in, const ReductionLayou
 
 // out = ||x||_p over the reduced dims (floating dtypes), accumulated in double:
 // p = 0 counts the nonzeros, +-inf take the largest/smallest |x| (a NaN wins),
-// an empty reduction gives 0. CPU only: on a cuda device the engine composes it
-// from reductions.
+// an empty reduction gives 0.
 void vector_norm(double p, ScalarType dtype, const void* in, const ReductionLayout& layout, void* out,
                  const DeviceRef& device, std::string_view name);
 
 // out (int64, contiguous) = the position of the first largest (or smallest)
 // value of each reduction (NaN counting as both), as a linear index into the
-// reduced dims; bool inputs only when allow_bool. CPU only: on a cuda device the
-// engine composes it from reductions.
+// reduced dims, and values (of dtype, contiguous; skipped when null) = the
+// element there; every reduction non-empty; bool inputs only when allow_bool.
 void arg_extremum(bool is_max, ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* out,
-                  bool allow_bool, const DeviceRef& device, std::string_view name);
+                  void* values, bool allow_bool, const DeviceRef& device, std::string_view name);
 
 }  // namespace gradiens::kernels

@@ -9,12 +9,11 @@
 namespace gradiens::kernels {
 
 // y = softmax(x) (log_softmax when log) along `dim` of `sizes`, float32/float64;
-// x_contiguous says x is row-major. CPU only: a cuda device composes it from
-// reductions and elementwise ops in the engine.
+// x_contiguous says x is row-major (the CPU's fast path).
 void softmax(bool log, ScalarType dtype, const void* x, IntArrayRef x_strides, bool x_contiguous, void* y,
              IntArrayRef y_strides, IntArrayRef sizes, int64_t dim, const DeviceRef& device);
 // softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g),
-// sums along `dim`. CPU only, as softmax.
+// sums along `dim`.
 void softmax_backward(bool log, ScalarType dtype, const void* g, IntArrayRef g_strides, const void* y,
                       IntArrayRef y_strides, void* out, IntArrayRef out_strides, IntArrayRef sizes, int64_t dim,
                       const DeviceRef& device);

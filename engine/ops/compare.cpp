@@ -2,9 +2,6 @@
 // isnan/isinf/isfinite, equal and allclose.
 #include <fmt/format.h>
 
-#include <cmath>
-#include <limits>
-
 #include "engine/autograd/function.h"
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
@@ -72,22 +69,6 @@ struct Clamp {
     ctx.scalar = lo.value_or(Scalar(0));
     ctx.real = hi ? hi->to_double() : 0;
     ctx.ints = {lo ? 1 : 0, hi ? 1 : 0};
-    if (x.device().is_cuda()) {
-      // NaN-propagating maximum and minimum with the bounds (a NaN bound gives NaN, as in PyTorch).
-      NoGradGuard no_grad;
-      Tensor out = x;
-      if (lo) {
-        Tensor bounded = empty(x.sizes(), x.options());
-        cuda_seam::binary_scalar(kernels::cuda::Binary::Maximum, bounded, out, lo->to_double(), false);
-        out = bounded;
-      }
-      if (hi) {
-        Tensor bounded = empty(x.sizes(), x.options());
-        cuda_seam::binary_scalar(kernels::cuda::Binary::Minimum, bounded, out, hi->to_double(), false);
-        out = bounded;
-      }
-      return out;
-    }
     Tensor out = empty(x.sizes(), x.options());
     const kernels::Number low = cuda_seam::number_of(lo.value_or(Scalar(0)));
     const kernels::Number high = cuda_seam::number_of(hi.value_or(Scalar(0)));
@@ -121,23 +102,10 @@ Tensor ge(const Tensor& a, Scalar b) { return compare(a, b, "ge", Compare::Ge); 
 Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_and", Compare::And); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_or", Compare::Or); }
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return compare(a, b, "logical_xor", Compare::Xor); }
-Tensor logical_not(const Tensor& x) {
-  if (x.device().is_cuda()) return eq(x, 0);  // nonzero is true (NaN too)
-  return predicate(x, "logical_not", kernels::Predicate::LogicalNot);
-}
-Tensor isnan(const Tensor& x) {
-  if (x.device().is_cuda()) return ne(x, x);
-  return predicate(x, "isnan", kernels::Predicate::IsNan);
-}
-Tensor isinf(const Tensor& x) {
-  if (x.device().is_cuda())
-    return x.is_floating_point() ? eq(abs(x), std::numeric_limits<double>::infinity()) : zeros_like(x, kBool);
-  return predicate(x, "isinf", kernels::Predicate::IsInf);
-}
-Tensor isfinite(const Tensor& x) {
-  if (x.device().is_cuda()) return x.is_floating_point() ? eq(x - x, 0) : ones_like(x, kBool);  // inf - inf is NaN
-  return predicate(x, "isfinite", kernels::Predicate::IsFinite);
-}
+Tensor logical_not(const Tensor& x) { return predicate(x, "logical_not", kernels::Predicate::LogicalNot); }
+Tensor isnan(const Tensor& x) { return predicate(x, "isnan", kernels::Predicate::IsNan); }
+Tensor isinf(const Tensor& x) { return predicate(x, "isinf", kernels::Predicate::IsInf); }
+Tensor isfinite(const Tensor& x) { return predicate(x, "isfinite", kernels::Predicate::IsFinite); }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) { return apply<Where>(condition, a, b); }
 Tensor where(const Tensor& condition, Scalar a, const Tensor& b) {

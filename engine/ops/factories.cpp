@@ -9,6 +9,7 @@
 #include "engine/memory_format.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/cuda/ops.h"
 #include "kernels/cuda/runtime.h"
 
 namespace gradiens {
@@ -18,6 +19,7 @@ Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
+kernels::cuda::StreamHandle cuda_stream(const Tensor& t) { return kernels::cuda::current_stream(t.device().index()); }
 TensorOptions merge(const Tensor& t, const TensorOptions& options) {
   return TensorOptions()
       .dtype(options.has_dtype() ? options.dtype() : t.dtype())
@@ -69,9 +71,12 @@ Tensor scalar_tensor(Scalar value, const TensorOptions& options) {
 Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
 
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
-  if (options.device().is_cuda())  // made on the host, then copied
-    return finish(eye(n, m, options.device(Device(kCPU)).requires_grad(false)).to(options.device()), options);
   GD_CHECK(n >= 0 && m >= 0, fmt::format("eye: n and m must be non-negative, got {} and {}", n, m));
+  if (options.device().is_cuda()) {
+    Tensor t = empty({n, m}, options.requires_grad(false));
+    kernels::cuda::eye(t.dtype(), t.data_ptr(), n, m, cuda_stream(t));
+    return finish(t, options);
+  }
   Tensor t = zeros({n, m}, options.requires_grad(false));
   dispatch_all(t.dtype(), "eye", [&]<class T>() {
     T* p = t.cpu_data_ptr<T>();
@@ -93,16 +98,12 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
   int64_t n = integral ? (end.to_long() - start.to_long() + step.to_long() - (step.to_long() > 0 ? 1 : -1)) /
                              step.to_long()
                        : static_cast<int64_t>(std::ceil((e - s) / st));
-  if (options.device().is_cuda()) {
-    if (integral && (dt == kInt64 || dt == kInt32)) {  // on the device: no transfer, no wait
-      Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
-      kernels::cuda::integer_range(dt, t.data_ptr(), n, start.to_long(), step.to_long(),
-                                   kernels::cuda::current_stream(t.device().index()));
-      return finish(t, options.dtype(dt));
-    }
-    // Made on the host, then copied.
-    return finish(arange(start, end, step, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
-                  options.dtype(dt));
+  if (options.device().is_cuda()) {  // the loop below as a kernel: no transfer, no wait
+    Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
+    const kernels::Number first = integral ? kernels::Number::of_integer(start.to_long()) : kernels::Number::of_real(s);
+    const kernels::Number stride = integral ? kernels::Number::of_integer(step.to_long()) : kernels::Number::of_real(st);
+    kernels::cuda::range(dt, t.data_ptr(), n, first, stride, integral, cuda_stream(t));
+    return finish(t, options.dtype(dt));
   }
   Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
   dispatch_numeric_and_reduced(dt, "arange", [&]<class T>() {
@@ -114,10 +115,12 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
-  if (options.device().is_cuda())  // made on the host, then copied
-    return finish(linspace(start, end, steps, options.device(Device(kCPU)).requires_grad(false)).to(options.device()),
-                  options);
   GD_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
+  if (options.device().is_cuda()) {  // the loop below as a kernel
+    Tensor t = empty({steps}, options.requires_grad(false));
+    kernels::cuda::linspace(t.dtype(), t.data_ptr(), start, end, steps, cuda_stream(t));
+    return finish(t, options);
+  }
   Tensor t = empty({steps}, options.requires_grad(false));
   dispatch_numeric_and_reduced(t.dtype(), "linspace", [&]<class T>() {
     T* p = t.cpu_data_ptr<T>();

@@ -106,54 +106,52 @@ Tensor extremum(const Tensor& x, IntArrayRef dims, bool keepdim, std::string_vie
   return apply<Extremum<IsMax, Full>>(x, d, keepdim);
 }
 
-// Index of the first extremum along `dim` (int64); a 0-dim x gives 0.
+// Index of the first extremum along `dim` (int64); a 0-dim x gives 0. With
+// `values`, the same kernel also writes the extremum there.
 template <bool IsMax>
-Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool, std::string_view op) {
+Tensor arg_extremum(const Tensor& x, int64_t dim, bool keepdim, bool allow_bool, std::string_view op,
+                    Tensor* values = nullptr) {
   DimVector dims;
   if (x.dim() > 0) dims.push_back(dim);
   check_nonempty_reduction(x, dims, false, op);
-  if (x.device().is_cuda()) {
-    // From device reductions: the extremum, then the smallest position that
-    // holds it (a NaN extremum is held by the NaNs), as the loop below finds it.
-    GD_CHECK(allow_bool || x.dtype() != kBool, fmt::format("\"{}_cuda\" not implemented for 'Bool'", op));
-    NoGradGuard no_grad;
-    if (x.dim() == 0) return zeros({}, TensorOptions().dtype(kInt64).device(x.device()));
-    Tensor best = apply<Extremum<IsMax, false>>(x.detach(), dims, true);
-    Tensor hit = eq(x, best) | (isnan(x) & isnan(best));
-    const int64_t n = x.size(dim);
-    DimVector position_shape(static_cast<size_t>(x.dim()), 1);
-    position_shape[static_cast<size_t>(dim)] = n;
-    Tensor positions = arange(n, TensorOptions().dtype(kInt64).device(x.device())).reshape(position_shape);
-    return apply<Extremum<false, false>>(where(hit, positions, Scalar(n)), dims, keepdim);
-  }
-  Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), TensorOptions().dtype(kInt64).device(x.device()));
+  const DimVector shape = reduced_shape(x.sizes(), dims, keepdim);
+  Tensor out = empty(shape, TensorOptions().dtype(kInt64).device(x.device()));
+  if (values) *values = empty(shape, x.options());
   auto layout = reduction_layout(x, dims);
-  kernels::arg_extremum(IsMax, x.dtype(), x.data_ptr(), layout, static_cast<int64_t*>(out.data_ptr()), allow_bool,
-                        cuda_seam::device_of(out), op);
+  kernels::arg_extremum(IsMax, x.dtype(), x.data_ptr(), layout, static_cast<int64_t*>(out.data_ptr()),
+                        values ? values->data_ptr() : nullptr, allow_bool, cuda_seam::device_of(out), op);
   return out;
 }
 
-// max(dim)/min(dim): the values are gathered at the indices, so the gradient
-// reaches the returned index only, through gather's differentiable backward.
+// max(dim)/min(dim): the values and (into *indices) their positions from one
+// kernel. The gradient reaches the element at the index only, as gather's
+// does (the same scatter_add, so every order is differentiable).
+template <bool IsMax>
+struct ExtremumAlongDim {
+  static constexpr std::string_view name = IsMax ? "MaxBackward0" : "MinBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, int64_t d, bool keepdim, Tensor* indices) {
+    Tensor values;
+    *indices = arg_extremum<IsMax>(x, d, keepdim, true, IsMax ? "max" : "min", &values);
+    if (ctx.is_recording()) {
+      ctx.save_for_backward(*indices);
+      ctx.shape = x.sizes().dims();
+      ctx.ints = {d, keepdim || x.dim() == 0 ? 1 : 0};
+    }
+    return values;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    const int64_t d = ctx.ints[0];
+    const bool kept = ctx.ints[1] != 0;
+    return {scatter_add(zeros(ctx.shape, g.options()), d, kept ? index : index.unsqueeze(d),
+                        kept ? g : g.unsqueeze(d))};
+  }
+};
+
 template <bool IsMax>
 std::tuple<Tensor, Tensor> extremum_dim(const Tensor& x, int64_t dim, bool keepdim, std::string_view op) {
-  int64_t d = wrap_dim(dim, x.dim(), op);
-  Tensor indices = arg_extremum<IsMax>(x, d, true, true, op);
-  Tensor values;
-  if (x.device().is_cuda() && x.dim() > 0) {
-    // No gather kernel on CUDA yet: the value at the index through a one-hot
-    // where, whose gradient also reaches that element alone.
-    DimVector position_shape(static_cast<size_t>(x.dim()), 1);
-    position_shape[static_cast<size_t>(d)] = x.size(d);
-    Tensor positions = arange(x.size(d), TensorOptions().dtype(kInt64).device(x.device())).reshape(position_shape);
-    values = where(eq(positions, indices), x, zeros({}, x.options())).sum({d}, true).to(x.dtype());
-  } else {
-    values = gather(x, d, indices);
-  }
-  if (!keepdim && x.dim() > 0) {
-    values = values.squeeze(d);
-    indices = indices.squeeze(d);
-  }
+  Tensor indices;
+  Tensor values = apply<ExtremumAlongDim<IsMax>>(x, wrap_dim(dim, x.dim(), op), keepdim, &indices);
   return {values, indices};
 }
 

@@ -44,43 +44,12 @@ struct StdFromVar {
 
 // ||x||_p over dims, accumulated in double. p = 0 counts the nonzero elements;
 // +-inf take the largest/smallest |x| (a NaN wins); an empty slice gives 0.
-// The norm on a cuda device from device reductions: sqrt of the sum of
-// squares for p = 2, the largest or smallest |x| for +-inf, the count of
-// nonzeros for 0, and (sum |x|^p)^(1/p) otherwise.
-Tensor cuda_norm(const Tensor& x, double p, NormKind kind, const DimVector& dims, bool keepdim,
-                 const kernels::ReductionLayout& layout, const Tensor& out) {
-  NoGradGuard no_grad;
-  switch (kind) {
-    case NormKind::Two:
-      kernels::reduce(kernels::Reduce::SumOfSquares, x.dtype(), x.data_ptr(), layout, out.dtype(), out.data_ptr(),
-                      cuda_seam::device_of(out), "norm");
-      return sqrt(out);
-    case NormKind::Inf:
-    case NormKind::NegInf: {
-      if (x.numel() == 0) return zeros(out.sizes(), out.options());
-      Tensor a = abs(x);
-      kernels::reduce(kind == NormKind::Inf ? kernels::Reduce::Max : kernels::Reduce::Min, a.dtype(), a.data_ptr(),
-                      reduction_layout(a, dims), out.dtype(), out.data_ptr(), cuda_seam::device_of(out), "norm");
-      return out;
-    }
-    case NormKind::Zero: return sum(ne(x, 0).to(x.dtype()), dims, keepdim);
-    case NormKind::One: return sum(abs(x), dims, keepdim);
-    case NormKind::General: return pow(sum(pow(abs(x), p), dims, keepdim), 1.0 / p);
-  }
-  return out;
-}
-
 struct Norm {
   static constexpr std::string_view name = "NormBackward1";
   static Tensor forward(Ctx& ctx, const Tensor& x, double p, DimVector dims, bool keepdim) {
     Tensor out = empty(reduced_shape(x.sizes(), dims, keepdim), x.options());
     auto layout = reduction_layout(x, dims);
-    const NormKind kind = norm_kind(p);
-    if (x.device().is_cuda()) {
-      out = cuda_norm(x, p, kind, dims, keepdim, layout, out);
-    } else {
-      kernels::vector_norm(p, x.dtype(), x.data_ptr(), layout, out.data_ptr(), cuda_seam::device_of(out), "norm");
-    }
+    kernels::vector_norm(p, x.dtype(), x.data_ptr(), layout, out.data_ptr(), cuda_seam::device_of(out), "norm");
     if (ctx.is_recording()) {
       ctx.save_for_backward(x, out);
       ctx.real = p;

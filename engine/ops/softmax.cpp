@@ -13,34 +13,16 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/lines.h"
 #include "engine/ops/reduce_util.h"
-#include "kernels/reduce.h"
 #include "kernels/softmax.h"
 
 namespace gradiens {
 
 namespace {
 
-// softmax on a cuda device from device ops: the line's max (a deterministic
-// reduction), exp of the shifted line, and its sum.
-template <bool Log>
-Tensor cuda_softmax(const Tensor& x, int64_t d) {
-  NoGradGuard no_grad;
-  if (x.numel() == 0) return empty(x.sizes(), x.options());
-  const DimVector dims{d};
-  Tensor max = empty(reduced_shape(x.sizes(), dims, true), x.options());
-  kernels::reduce(kernels::Reduce::Max, x.dtype(), x.data_ptr(), reduction_layout(x, dims), max.dtype(), max.data_ptr(),
-                  cuda_seam::device_of(max), "softmax");
-  Tensor shifted = x - max;
-  if constexpr (Log) return shifted - log(exp(shifted).sum({d}, true));
-  Tensor e = exp(shifted);
-  return e / e.sum({d}, true);
-}
-
 template <bool Log>
 Tensor softmax_kernel(const Tensor& x, int64_t d) {
   // Note [Reduced floats compute in float32]
   if (is_reduced_floating_point(x.dtype())) return softmax_kernel<Log>(x.to(kFloat32), d).to(x.dtype());
-  if (x.device().is_cuda()) return cuda_softmax<Log>(x, d);
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
@@ -57,12 +39,6 @@ Tensor softmax_backward_kernel(const Tensor& g, const Tensor& y, int64_t d) {
                      "softmax backward got a gradient that does not match the output");
   if (is_reduced_floating_point(y.dtype()))
     return softmax_backward_kernel<Log>(g.to(kFloat32), y.to(kFloat32), d).to(y.dtype());
-  if (y.device().is_cuda()) {
-    // The same formulas as the fused kernel, from device ops.
-    NoGradGuard no_grad;
-    if constexpr (Log) return g - exp(y) * g.sum({d}, true);
-    else return y * (g - (g * y).sum({d}, true));
-  }
   Tensor out = empty(y.sizes(), y.options());
   if (y.numel() == 0) return out;
   LineGeometry lg = line_geometry(g), ly = line_geometry(y), lo = line_geometry(out);

@@ -261,13 +261,6 @@ struct Softplus {
     ctx.save_for_backward(x);
     ctx.scalar = beta;
     ctx.real = threshold.to_double();
-    if (x.device().is_cuda()) {
-      // The loop below from device ops, in the same order.
-      NoGradGuard no_grad;
-      Tensor z = x * beta;
-      Tensor soft = (clamp_min(z, 0) + log1p(exp(-abs(z)))) / beta;
-      return where(z > threshold, x, soft);
-    }
     Tensor out = empty(x.sizes(), x.options());
     kernels::softplus(x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(),
                       cuda_seam::number_of(beta), cuda_seam::number_of(threshold), device_of(out));

@@ -67,9 +67,10 @@ void extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout& la
 }
 
 template <bool IsMax>
-void arg_extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* o, bool allow_bool,
-                         std::string_view name) {
+void arg_extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* o, void* values,
+                         bool allow_bool, std::string_view name) {
   auto kernel = [&]<class T>() {
+    T* v_out = static_cast<T*>(values);
     for_each_output(layout, static_cast<const T*>(in), [&](int64_t index, const T* base) {
       T best = *base;
       int64_t best_index = 0;
@@ -80,6 +81,7 @@ void arg_extremum_kernel(ScalarType dtype, const void* in, const ReductionLayout
         }
       });
       o[index] = best_index;
+      if (v_out != nullptr) v_out[index] = best;
     });
   };
   if (allow_bool) dispatch_all(dtype, name, kernel);
@@ -127,9 +129,9 @@ void vector_norm(double p, ScalarType dtype, const void* in, const ReductionLayo
 }
 
 void arg_extremum(bool is_max, ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* out,
-                  bool allow_bool, std::string_view name) {
-  if (is_max) arg_extremum_kernel<true>(dtype, in, layout, out, allow_bool, name);
-  else arg_extremum_kernel<false>(dtype, in, layout, out, allow_bool, name);
+                  void* values, bool allow_bool, std::string_view name) {
+  if (is_max) arg_extremum_kernel<true>(dtype, in, layout, out, values, allow_bool, name);
+  else arg_extremum_kernel<false>(dtype, in, layout, out, values, allow_bool, name);
 }
 
 void prod(ScalarType dtype, const void* in, const ReductionLayout& layout, void* out, std::string_view name) {

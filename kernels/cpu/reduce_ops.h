@@ -27,9 +27,10 @@ void vector_norm(double p, ScalarType dtype, const void* in, const ReductionLayo
                  std::string_view name);
 
 // out (int64) = the linear index, within its reduced sub-tensor, of the first
-// largest (or smallest) value, NaN counting as both; bool inputs only when
-// allow_bool. Every reduction must be non-empty.
+// largest (or smallest) value, NaN counting as both, and values (when not
+// null, of dtype) = that value; bool inputs only when allow_bool. Every
+// reduction must be non-empty.
 void arg_extremum(bool is_max, ScalarType dtype, const void* in, const ReductionLayout& layout, int64_t* out,
-                  bool allow_bool, std::string_view name);
+                  void* values, bool allow_bool, std::string_view name);
 
 }  // namespace gradiens::kernels::cpu

@@ -430,27 +430,6 @@ void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle str
   });
 }
 
-template <class T>
-struct IntegerRangeElement {
-  T* out;
-  int64_t start, step;
-  __device__ void operator()(int64_t i) const { out[i] = static_cast<T>(start + i * step); }
-};
-
-void integer_range(ScalarType dtype, void* out, int64_t n, int64_t start, int64_t step, StreamHandle stream) {
-  check_count(n, "arange");
-  if (n == 0) return;
-  switch (dtype) {
-    case ScalarType::Int64:
-      return launch_contiguous_elementwise(n, IntegerRangeElement<int64_t>{static_cast<int64_t*>(out), start, step},
-                                           stream);
-    case ScalarType::Int32:
-      return launch_contiguous_elementwise(n, IntegerRangeElement<int32_t>{static_cast<int32_t*>(out), start, step},
-                                           stream);
-    default: throw_unsupported_cuda_dtype("arange", dtype);
-  }
-}
-
 void copy(ScalarType dst_dtype, const Strided& dst, ScalarType src_dtype, const Strided& src, const Shape& shape,
           StreamHandle stream) {
   check_shape(shape, "copy");

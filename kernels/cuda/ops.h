@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/device_ref.h"
 #include "kernels/error.h"
 #include "kernels/math_ops.h"
 #include "kernels/scalar_type.h"
@@ -51,9 +52,6 @@ struct Strided {
 
 // out[i] = value for n contiguous elements of any dtype (bool: value != 0).
 void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle stream);
-
-// out[i] = start + i * step for n contiguous int32/int64 elements.
-void integer_range(ScalarType dtype, void* out, int64_t n, int64_t start, int64_t step, StreamHandle stream);
 
 // dst = src elementwise over `shape`, converting src_dtype to dst_dtype as a
 // static_cast would (float to bool is != 0; float16/bfloat16 round to nearest
@@ -100,6 +98,51 @@ void scaled_product(ScalarType dtype, const void* a, const void* b, const void* 
                     StreamHandle stream);
 void scaled_product_backward(ScalarType dtype, const void* g, const void* a, const void* b, const void* c, double s,
                              void* grad_a, void* grad_b, void* grad_c, int64_t n, StreamHandle stream);
+
+using kernels::Predicate;  // kernels/math_ops.h
+// out (bool) = pred(in) over `shape`, in of any dtype; any strides.
+void predicate(Predicate pred, ScalarType dtype, const Strided& out, const Strided& in, const Shape& shape,
+               StreamHandle stream);
+// out = in clamped to [lo, hi] over `shape` (a null bound is absent; NaN in,
+// or a NaN bound, gives NaN), any dtype but bool; any strides.
+void clamp(ScalarType dtype, const Strided& out, const Strided& in, const Shape& shape, const Number* lo,
+           const Number* hi, StreamHandle stream);
+// out = softplus(in) with beta and threshold (kernels::cpu::softplus's formula),
+// floating dtypes; any strides.
+void softplus(ScalarType dtype, const Strided& out, const Strided& in, const Shape& shape, const Number& beta,
+              const Number& threshold, StreamHandle stream);
+
+// Factories over contiguous out, values as the CPU's loops make them:
+// the rows x columns identity (any dtype); linspace's `steps` values (the first
+// half counting up from start, the second down from end); arange's n values
+// start + i * step (in int64 when `integral`, in double otherwise). linspace
+// and range take any dtype but bool.
+void eye(ScalarType dtype, void* out, int64_t rows, int64_t columns, StreamHandle stream);
+void linspace(ScalarType dtype, void* out, double start, double end, int64_t steps, StreamHandle stream);
+void range(ScalarType dtype, void* out, int64_t n, const Number& start, const Number& step, bool integral,
+           StreamHandle stream);
+
+// Along dimension `dim` of `shape` (kernels/cpu/softmax.h's formulas, sums in
+// float64): y = softmax(x), or log_softmax when log; and its backward
+// out = y * (g - sum(g * y)), or g - exp(y) * sum(g) when log. float32/float64,
+// any strides.
+void softmax(bool log, ScalarType dtype, const Strided& x, const Strided& y, const Shape& shape, int dim,
+             StreamHandle stream);
+void softmax_backward(bool log, ScalarType dtype, const Strided& g, const Strided& y, const Strided& out,
+                      const Shape& shape, int dim, StreamHandle stream);
+
+// Over the trailing `reduced_ndim` dimensions of `shape` (the leading ones kept,
+// outputs contiguous in row-major order, every reduction non-empty):
+// indices (int64) = the position of the first largest (smallest) value, NaN
+// counting as both, as a linear index into the reduced dims, and values (of
+// dtype, when not null) = the element there. Bool only when allow_bool.
+// `device` (the stream's) lends scratch memory to long reductions.
+void arg_extremum(bool is_max, ScalarType dtype, const Strided& in, const Shape& shape, int reduced_ndim,
+                  int64_t* indices, void* values, bool allow_bool, int device, StreamHandle stream);
+// out = ||in||_p over the trailing `reduced_ndim` dimensions, accumulated in
+// float64 as kernels::cpu::vector_norm does; floating dtypes. As arg_extremum.
+void vector_norm(double p, ScalarType dtype, const Strided& in, const Shape& shape, int reduced_ndim, void* out,
+                 int device, StreamHandle stream);
 
 using kernels::Reduce;  // kernels/math_ops.h
 // Reduces the trailing `reduced_ndim` dimensions of `shape` (the leading ones

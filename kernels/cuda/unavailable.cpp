@@ -63,7 +63,6 @@ bool allow_tf32() { return tf32_allowed; }
 std::string device_name(int) { unavailable(); }
 
 void fill(ScalarType, void*, int64_t, double, StreamHandle) { unavailable(); }
-void integer_range(ScalarType, void*, int64_t, int64_t, int64_t, StreamHandle) { unavailable(); }
 void copy(ScalarType, const Strided&, ScalarType, const Strided&, const Shape&, StreamHandle) { unavailable(); }
 void unary_math(UnaryMath, ScalarType, const void*, void*, int64_t, StreamHandle) { unavailable(); }
 void binary(Binary, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, double, StreamHandle) {
@@ -92,6 +91,25 @@ void scaled_product_backward(ScalarType, const void*, const void*, const void*, 
   unavailable();
 }
 void reduce(Reduce, ScalarType, const Strided&, const Shape&, int, ScalarType, void*, StreamHandle) { unavailable(); }
+void predicate(Predicate, ScalarType, const Strided&, const Strided&, const Shape&, StreamHandle) { unavailable(); }
+void clamp(ScalarType, const Strided&, const Strided&, const Shape&, const Number*, const Number*, StreamHandle) {
+  unavailable();
+}
+void softplus(ScalarType, const Strided&, const Strided&, const Shape&, const Number&, const Number&, StreamHandle) {
+  unavailable();
+}
+void eye(ScalarType, void*, int64_t, int64_t, StreamHandle) { unavailable(); }
+void linspace(ScalarType, void*, double, double, int64_t, StreamHandle) { unavailable(); }
+void range(ScalarType, void*, int64_t, const Number&, const Number&, bool, StreamHandle) { unavailable(); }
+void softmax(bool, ScalarType, const Strided&, const Strided&, const Shape&, int, StreamHandle) { unavailable(); }
+void softmax_backward(bool, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, int,
+                      StreamHandle) {
+  unavailable();
+}
+void arg_extremum(bool, ScalarType, const Strided&, const Shape&, int, int64_t*, void*, bool, int, StreamHandle) {
+  unavailable();
+}
+void vector_norm(double, ScalarType, const Strided&, const Shape&, int, void*, int, StreamHandle) { unavailable(); }
 uint64_t fill_uniform(ScalarType, void*, int64_t, uint64_t, uint64_t, double, double, StreamHandle) { unavailable(); }
 uint64_t fill_normal(ScalarType, void*, int64_t, uint64_t, uint64_t, double, double, StreamHandle) { unavailable(); }
 uint64_t fill_randint(int64_t*, int64_t, uint64_t, uint64_t, int64_t, int64_t, StreamHandle) { unavailable(); }

@@ -11,7 +11,12 @@
 #include <string>
 
 #include "engine/autograd/function.h"
+#include "engine/dims.h"
 #include "engine/functions.h"
+#include "engine/nn_ops.h"
+#include "engine/ops/cuda_seam.h"
+#include "engine/ops/dim_indexing.h"
+#include "kernels/indexing.h"
 #include "nn/functional/activation.h"
 #include "nn/functional/distance.h"
 
@@ -109,6 +114,64 @@ void check_weight_dtype(const Tensor& input, const Tensor& weight) {
            fmt::format("expected scalar type {} but found {}", c10_type_name(input.dtype()), c10_type_name(weight.dtype())));
 }
 
+// gather and scatter_add along `dim` for indices the caller has already checked
+// (the targets): without gather's range check, a cuda device never waits for
+// the host. Each is the other's gradient, so every derivative order stays so.
+struct ScatterAddChecked;
+
+// out = x[..., index[...], ...] along dim, over index's shape.
+struct GatherChecked {
+  static constexpr std::string_view name = "GatherBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& x, int64_t dim, const Tensor& index) {
+    ctx.save_for_backward(index);
+    ctx.shape = x.sizes().dims();
+    ctx.ints = {dim};
+    Tensor out = empty(index.sizes(), x.options());
+    if (index.numel() == 0) return out;
+    DimGeometry s = nonempty_layout(x), i = nonempty_layout(index);
+    const DimVector out_strides = contiguous_strides(i.sizes);
+    DimVector x_strides = s.strides;  // x walked over index's shape, dim pinned at 0
+    x_strides[dim] = 0;
+    kernels::index_gather(x.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides}, {x.data_ptr(), i.sizes, x_strides},
+                          {index.data_ptr(), i.sizes, i.strides}, s.strides[dim], s.sizes[dim],
+                          cuda_seam::device_of(out));
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g);
+};
+
+// out = zeros(shape); out[..., index[...], ...] += src[...] along dim.
+struct ScatterAddChecked {
+  static constexpr std::string_view name = "ScatterAddBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& src, const DimVector& shape, int64_t dim, const Tensor& index) {
+    ctx.save_for_backward(index);
+    ctx.ints = {dim};
+    Tensor out = zeros(shape, src.options());
+    if (index.numel() == 0) return out;
+    DimGeometry o = nonempty_layout(out), i = nonempty_layout(index), r = nonempty_layout(src);
+    DimVector out_strides = o.strides;
+    out_strides[dim] = 0;
+    kernels::index_scatter_add(out.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
+                               {src.data_ptr(), i.sizes, r.strides}, {index.data_ptr(), i.sizes, i.strides},
+                               o.strides[dim], o.sizes[dim], are_deterministic_algorithms_enabled(),
+                               cuda_seam::device_of(out));
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    auto [index] = ctx.saved<1>();
+    return {apply<GatherChecked>(g, ctx.ints[0], index), Tensor()};
+  }
+};
+
+GradList GatherChecked::backward(Ctx& ctx, const Tensor& g) {
+  auto [index] = ctx.saved<1>();
+  return {apply<ScatterAddChecked>(g, ctx.shape, ctx.ints[0], index), Tensor()};
+}
+
+Tensor gather_checked(const Tensor& x, int64_t dim, const Tensor& index) {
+  return apply<GatherChecked>(x, dim, index);
+}
+
 // What nll_loss and cross_entropy's smoothing term share about a class-index
 // target: which entries count, a target safe to index with everywhere (ignored
 // ones read class 0), and each entry's weight (0 where ignored).
@@ -138,19 +201,8 @@ IndexTarget index_target(const Tensor& input, const Tensor& target, const Tensor
 // PyTorch's weighted mean: the sum over the sum of the counted entries' weights.
 Tensor nll_of(const Tensor& log_probs, const IndexTarget& t, bool weighted, Reduction reduction) {
   const int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
-  Tensor picked;
-  if (log_probs.device().is_cuda()) {
-    // The target's entry picked by a one-hot product, whose gradient is the
-    // one-hot itself (the same as gather's): CUDA's gather checks its indices
-    // on the host, a synchronisation per call that this path does not need.
-    DimVector class_shape(static_cast<size_t>(log_probs.dim()), 1);
-    class_shape[static_cast<size_t>(class_dim)] = log_probs.size(class_dim);
-    Tensor classes = arange(log_probs.size(class_dim), TensorOptions().device(log_probs.device())).reshape(class_shape);
-    Tensor one_hot = (classes == t.safe.unsqueeze(class_dim)).to(log_probs.dtype());
-    picked = (log_probs * one_hot).sum({class_dim});
-  } else {
-    picked = log_probs.gather(class_dim, t.safe.unsqueeze(class_dim)).squeeze(class_dim);
-  }
+  // t.safe is in range (index_target checked it).
+  Tensor picked = gather_checked(log_probs, class_dim, t.safe.unsqueeze(class_dim)).squeeze(class_dim);
   // where, not a product with the 0/1 mask, so an ignored -inf log-probability
   // gives 0 and sends no NaN back through the gather.
   Tensor loss = where(t.valid, weighted ? -picked * t.weight : -picked, 0.0);
@@ -261,13 +313,8 @@ void check_regression_dtypes(const Tensor& input, const Tensor& target, std::str
                             c10_type_name(promote_types(input.dtype(), target.dtype()))));
 }
 
-// x[n, index[n, j]] for a 2-D x and index: gather on the CPU; on CUDA, which
-// has no gather kernel yet, a one-hot product with the same gradient.
-Tensor take_rows(const Tensor& x, const Tensor& index) {
-  if (!x.device().is_cuda()) return x.gather(1, index);
-  Tensor one_hot = (index.unsqueeze(-1) == arange(x.size(1), TensorOptions().device(x.device()))).to(x.dtype());
-  return (x.unsqueeze(1) * one_hot).sum({-1});
-}
+// x[n, index[n, j]] for a 2-D x and an index its caller has checked.
+Tensor take_rows(const Tensor& x, const Tensor& index) { return gather_checked(x, 1, index); }
 
 // The class indices 0..classes-1 on x's device, shaped [1, classes].
 Tensor class_row(const Tensor& x, int64_t classes) {

@@ -128,7 +128,7 @@ TEST_CASE("seam: reductions over a layout") {
   k::reduce(k::Reduce::Prod, kFloat64, x.data(), layout, kFloat64, out.data(), cpu, "prod");
   CHECK(out[0] == 10);
   int64_t where_max[2];
-  k::arg_extremum(true, kFloat64, x.data(), layout, where_max, false, cpu, "argmax");
+  k::arg_extremum(true, kFloat64, x.data(), layout, where_max, nullptr, false, cpu, "argmax");
   CHECK(where_max[0] == 1);
   CHECK(where_max[1] == 1);
   k::vector_norm(1, kFloat64, x.data(), layout, out.data(), cpu, "norm");
