@@ -1,5 +1,7 @@
-// Device-neutral entry points of the indexed copies along one dim (gather and
-// scatter_add): a strided CPU loop, or kernels/cuda/indexing.h on a cuda device.
+// Device-neutral entry points of the indexed copies: along one dim (gather,
+// scatter, scatter_add, index_select, index_add) and through the element
+// offsets of advanced indexing (index, index_put_): a strided CPU loop, or
+// kernels/cuda/indexing.h on a cuda device.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +28,38 @@ std::optional<int64_t> index_gather(ScalarType dtype, IntArrayRef shape, const S
 std::optional<int64_t> index_scatter_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst,
                                          const StridedRef& src, const StridedRef& index, int64_t index_scale,
                                          int64_t index_limit, bool deterministic, const DeviceRef& device);
+
+// As index_scatter_add, with the other writes along one dim:
+//   index_scatter: dst[i + index[i] * index_scale] = src[i], any dtype; with
+//                  repeated targets the last write wins (on a cuda device only
+//                  when deterministic)
+//   index_add:     dst[i + index[i] * index_scale] += alpha * src[i], numeric
+//                  dtypes, alpha and the product in opmath_t (a cuda device:
+//                  float32, float64, int32 and int64)
+std::optional<int64_t> index_scatter(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& src,
+                                     const StridedRef& index, int64_t index_scale, int64_t index_limit,
+                                     bool deterministic, const DeviceRef& device);
+std::optional<int64_t> index_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& src,
+                                 const StridedRef& index, int64_t index_scale, int64_t index_limit,
+                                 const Number& alpha, bool deterministic, const DeviceRef& device);
+
+// Advanced indexing (engine/ops/advanced_indexing.cpp, Note [Advanced indexing
+// layout]) over `shape`, with `offsets` the int64 element offsets into the
+// indexed view, checked when they were built:
+//   add_index_offsets: offsets += (k < 0 ? k + size : k) * stride for each
+//                      int64 index k in [-size, size); the first k outside is
+//                      returned. CPU only: a cuda device builds the offsets
+//                      from tensor ops.
+//   gather_at_offsets: out[i] = src[i + offsets[i]], any dtype
+//   put_at_offsets:    dst[i + offsets[i]] = values[i] (+= with accumulate),
+//                      any dtype; repeated targets are written in row-major
+//                      order on the CPU (serially), and on a cuda device when
+//                      deterministic (index_scatter)
+std::optional<int64_t> add_index_offsets(IntArrayRef shape, const StridedRef& offsets, const StridedRef& index,
+                                         int64_t size, int64_t stride, const DeviceRef& device);
+void gather_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& out, const StridedRef& src,
+                       const StridedRef& offsets, const DeviceRef& device);
+void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& values,
+                    const StridedRef& offsets, bool accumulate, bool deterministic, const DeviceRef& device);
 
 }  // namespace gradiens::kernels

@@ -1,0 +1,31 @@
+// The CPU's loops of advanced indexing and of the indexed writes along one dim
+// (kernels/indexing.h): strided iterators over (target, int64 index or offset,
+// other), serial where two indices may name one element.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/device_ref.h"
+#include "kernels/scalar_type.h"
+
+namespace gradiens::kernels::cpu {
+
+// Operands (offsets, index), both int64: offsets += (k < 0 ? k + size : k) *
+// stride for each index k in [-size, size); the first k outside is returned.
+std::optional<int64_t> add_index_offsets(const ElementwiseIterator& iter, int64_t size, int64_t stride);
+// Operands (out, src, offsets): out = src[offsets].
+void gather_at_offsets(ScalarType dtype, const ElementwiseIterator& iter);
+// Operands (dst, values, offsets): dst[offsets] = values (+= with accumulate), serially.
+void put_at_offsets(ScalarType dtype, const ElementwiseIterator& iter, bool accumulate);
+// Operands (dst, index, src): dst[k * index_scale] = src for each index k in
+// [0, index_limit), serially (the last write wins); the first k outside is returned.
+std::optional<int64_t> scatter_along(ScalarType dtype, const ElementwiseIterator& iter, int64_t index_scale,
+                                     int64_t index_limit);
+// As scatter_along with dst[k * index_scale] += alpha * src, alpha and the
+// product in opmath_t (numeric dtypes).
+std::optional<int64_t> add_along(ScalarType dtype, const ElementwiseIterator& iter, int64_t index_scale,
+                                 int64_t index_limit, const Number& alpha);
+
+}  // namespace gradiens::kernels::cpu
