@@ -168,4 +168,26 @@ void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, 
   cpu::put_at_offsets(dtype, iterator_of(shape, dst, esize, values, esize, offsets, 8), accumulate);
 }
 
+bool gather_rows(const void* src, int64_t rows, int64_t row_bytes, const int64_t* index, int64_t count, void* out,
+                 const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::gather_rows has no CUDA kernel");
+  return cpu::gather_rows(src, rows, row_bytes, index, count, out);
+}
+
+std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const void* src, int64_t width,
+                                const int64_t* index, int64_t count, const Number& alpha, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::add_rows has no CUDA kernel");
+  return cpu::add_rows(dtype, dst, rows, src, width, index, count, alpha);
+}
+
+int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::count_nonzero has no CUDA kernel");
+  return cpu::count_nonzero(dtype, in, n);
+}
+
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::nonzero_indices has no CUDA kernel");
+  cpu::nonzero_indices(dtype, in, sizes, out);
+}
+
 }  // namespace gradiens::kernels

@@ -19,7 +19,6 @@
 // (check_indices_on_device), giving the CPU's messages.
 #include <fmt/format.h>
 
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -402,15 +401,10 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
 // an index is out of range: the general path then reports it.
 bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
   const Tensor indices = index.to(kInt64).contiguous();
-  const int64_t* k = indices.cpu_data_ptr<int64_t>();
-  const int64_t rows = self.size(0), count = indices.numel();
-  for (int64_t i = 0; i < count; ++i)
-    if (k[i] < 0 || k[i] >= rows) return false;
-  const auto row_bytes = static_cast<size_t>(self.numel() / rows) * self.element_size();
-  const char* src = static_cast<const char*>(self.cpu_data_ptr());
-  char* dst = static_cast<char*>(out.cpu_data_ptr());
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * row_bytes, src + k[i] * row_bytes, row_bytes);
-  return true;
+  const int64_t rows = self.size(0);
+  const auto row_bytes = static_cast<int64_t>(self.numel() / rows * static_cast<int64_t>(self.element_size()));
+  return kernels::gather_rows(self.data_ptr(), rows, row_bytes, static_cast<const int64_t*>(indices.data_ptr()),
+                              indices.numel(), out.data_ptr(), cuda_seam::device_of(self));
 }
 
 struct IndexSelect {
@@ -459,25 +453,11 @@ struct IndexAdd {
   // index order, as the general loop does, so repeated indices give the same bits.
   static void add_rows(Tensor& out, const Tensor& index, const Tensor& source, Scalar alpha, int64_t rows) {
     const Tensor index64 = index.to(kInt64).contiguous();
-    const int64_t* ix = index64.cpu_data_ptr<int64_t>();
     const int64_t count = index64.numel(), width = source.numel() / count;
-    BadIndex bad;
-    dispatch_numeric_and_reduced(out.dtype(), "index_add_", [&]<class T>() {
-      const opmath_t<T> a = alpha.to<opmath_t<T>>();
-      T* dst = out.cpu_data_ptr<T>();
-      const T* src = source.cpu_data_ptr<T>();
-      for (int64_t i = 0; i < count; ++i) {
-        const int64_t k = ix[i];
-        if (k < 0 || k >= rows) {
-          bad.record(k);
-          continue;
-        }
-        T* row = dst + k * width;
-        const T* from = src + i * width;
-        for (int64_t j = 0; j < width; ++j) row[j] = static_cast<T>(row[j] + a * from[j]);
-      }
-    });
-    bad.throw_if_seen(0, rows);
+    throw_if_bad_index(kernels::add_rows(out.dtype(), out.data_ptr(), rows, source.data_ptr(), width,
+                                         static_cast<const int64_t*>(index64.data_ptr()), count,
+                                         cuda_seam::number_of(alpha), cuda_seam::device_of(out)),
+                       0, rows);
   }
 
   static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -570,28 +550,11 @@ Tensor nonzero(const Tensor& x) {
   NoGradGuard no_grad;
   Tensor c = x.contiguous();
   if (c.device().is_cuda()) return nonzero_on_device(c);
-  const int64_t n = c.numel(), ndim = c.dim();
-  int64_t count = 0;
-  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.cpu_data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
-  });
-  Tensor out = empty({count, ndim}, TensorOptions().dtype(kInt64).device(x.device()));
-  if (count == 0 || ndim == 0) return out;
-  int64_t* dst = out.cpu_data_ptr<int64_t>();
-  IntArrayRef sizes = c.sizes();
-  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.cpu_data_ptr<T>();
-    DimVector pos(static_cast<size_t>(ndim), 0);  // the multi-index of element i
-    for (int64_t i = 0; i < n; ++i) {
-      if (p[i] != T(0))
-        for (int64_t d = 0; d < ndim; ++d) *dst++ = pos[d];
-      for (int64_t d = ndim - 1; d >= 0; --d) {
-        if (++pos[d] < sizes[d]) break;
-        pos[d] = 0;
-      }
-    }
-  });
+  const kernels::DeviceRef device = cuda_seam::device_of(c);
+  const int64_t count = kernels::count_nonzero(c.dtype(), c.data_ptr(), c.numel(), device);
+  Tensor out = empty({count, c.dim()}, TensorOptions().dtype(kInt64).device(x.device()));
+  if (count == 0 || c.dim() == 0) return out;
+  kernels::nonzero_indices(c.dtype(), c.data_ptr(), c.sizes(), static_cast<int64_t*>(out.data_ptr()), device);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "kernels/cpu/indexing.h"
 
 #include <atomic>
+#include <cstring>
 #include <limits>
 
 namespace gradiens::kernels::cpu {
@@ -108,6 +109,64 @@ std::optional<int64_t> add_along(ScalarType dtype, const ElementwiseIterator& it
     });
   });
   return bad.first();
+}
+
+bool gather_rows(const void* src, int64_t rows, int64_t row_bytes, const int64_t* index, int64_t count, void* out) {
+  for (int64_t i = 0; i < count; ++i)
+    if (index[i] < 0 || index[i] >= rows) return false;
+  const char* from = static_cast<const char*>(src);
+  char* to = static_cast<char*>(out);
+  const auto bytes = static_cast<size_t>(row_bytes);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * row_bytes, from + index[i] * row_bytes, bytes);
+  return true;
+}
+
+std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const void* src, int64_t width,
+                                const int64_t* index, int64_t count, const Number& alpha) {
+  BadIndex bad;
+  dispatch_numeric_and_reduced(dtype, "index_add_", [&]<class T>() {
+    const opmath_t<T> a = alpha.to<opmath_t<T>>();
+    T* out = static_cast<T*>(dst);
+    const T* in = static_cast<const T*>(src);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t k = index[i];
+      if (k < 0 || k >= rows) {
+        bad.record(k);
+        continue;
+      }
+      T* row = out + k * width;
+      const T* from = in + i * width;
+      for (int64_t j = 0; j < width; ++j) row[j] = static_cast<T>(row[j] + a * from[j]);
+    }
+  });
+  return bad.first();
+}
+
+int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n) {
+  int64_t count = 0;
+  dispatch_all(dtype, "nonzero", [&]<class T>() {
+    const T* p = static_cast<const T*>(in);
+    for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
+  });
+  return count;
+}
+
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out) {
+  const auto ndim = static_cast<int64_t>(sizes.size());
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  dispatch_all(dtype, "nonzero", [&]<class T>() {
+    const T* p = static_cast<const T*>(in);
+    DimVector pos(static_cast<size_t>(ndim), 0);  // the multi-index of element i
+    for (int64_t i = 0; i < n; ++i) {
+      if (p[i] != T(0))
+        for (int64_t d = 0; d < ndim; ++d) *out++ = pos[d];
+      for (int64_t d = ndim - 1; d >= 0; --d) {
+        if (++pos[d] < sizes[d]) break;
+        pos[d] = 0;
+      }
+    }
+  });
 }
 
 }  // namespace gradiens::kernels::cpu

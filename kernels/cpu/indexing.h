@@ -1,6 +1,7 @@
 // The CPU's loops of advanced indexing and of the indexed writes along one dim
 // (kernels/indexing.h): strided iterators over (target, int64 index or offset,
-// other), serial where two indices may name one element.
+// other), serial where two indices may name one element; whole-row copies and
+// additions; nonzero.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +28,12 @@ std::optional<int64_t> scatter_along(ScalarType dtype, const ElementwiseIterator
 // product in opmath_t (numeric dtypes).
 std::optional<int64_t> add_along(ScalarType dtype, const ElementwiseIterator& iter, int64_t index_scale,
                                  int64_t index_limit, const Number& alpha);
+
+// kernels::gather_rows, add_rows, count_nonzero and nonzero_indices.
+bool gather_rows(const void* src, int64_t rows, int64_t row_bytes, const int64_t* index, int64_t count, void* out);
+std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const void* src, int64_t width,
+                                const int64_t* index, int64_t count, const Number& alpha);
+int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n);
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out);
 
 }  // namespace gradiens::kernels::cpu

@@ -2,7 +2,7 @@
 // (kernels/indexing.h, kernels/sorting.h, kernels/ordering.h, and
 // kernels::add_into) on CPU buffers, each against values worked out by hand:
 // bad indices reported and skipped, repeated targets, negative indices, NaN
-// orders, strided operands.
+// orders, strided operands, the row fast paths and nonzero.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -140,4 +140,31 @@ TEST_CASE("kernels::add_into: a dst whose elements alias each other gets every a
   const DimVector row_sizes{2}, unit{1};
   k::add_into(kFloat64, {dst.data(), shape, dense}, {row.data(), row_sizes, unit}, shape, false, cpu, "test");
   CHECK(dst == std::vector<double>{11, 21, 11, 21, 11, 21, 11, 21, 11, 21});
+}
+
+TEST_CASE("kernels row fast paths and nonzero: whole rows in index order, multi-indices in row-major order") {
+  std::vector<int32_t> table = {0, 1, 10, 11, 20, 21};  // three rows of two
+  std::vector<int64_t> picks = {2, 0, 2};
+  std::vector<int32_t> rows(6, -1);
+  CHECK(k::gather_rows(table.data(), 3, 8, picks.data(), 3, rows.data(), cpu));
+  CHECK(rows == std::vector<int32_t>{20, 21, 0, 1, 20, 21});
+  std::vector<int64_t> wrong = {1, 3};
+  std::vector<int32_t> untouched(4, -1);
+  CHECK_FALSE(k::gather_rows(table.data(), 3, 8, wrong.data(), 2, untouched.data(), cpu));
+  CHECK(untouched == std::vector<int32_t>(4, -1));
+
+  std::vector<float> dst(6, 0);
+  std::vector<float> src = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> at = {1, 7, 1};
+  auto bad = k::add_rows(kFloat32, dst.data(), 3, src.data(), 2, at.data(), 3, k::Number::of_real(0.5), cpu);
+  REQUIRE(bad.has_value());
+  CHECK(*bad == 7);
+  CHECK(dst == std::vector<float>{0, 0, 3, 4, 0, 0});  // row 1 gets 0.5 * ([1, 2] + [5, 6])
+
+  std::vector<double> values = {0, 1.5, -0.0, 0, kNaN, 0};  // 2 x 3: NaN counts as nonzero
+  const DimVector sizes{2, 3};
+  CHECK(k::count_nonzero(kFloat64, values.data(), 6, cpu) == 2);
+  std::vector<int64_t> where(4, -1);
+  k::nonzero_indices(kFloat64, values.data(), sizes, where.data(), cpu);
+  CHECK(where == std::vector<int64_t>{0, 1, 1, 1});
 }
