@@ -402,7 +402,7 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
 bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
   const Tensor indices = index.to(kInt64).contiguous();
   const int64_t rows = self.size(0);
-  const auto row_bytes = static_cast<int64_t>(self.numel() / rows * static_cast<int64_t>(self.element_size()));
+  const int64_t row_bytes = self.numel() / rows * static_cast<int64_t>(self.element_size());
   return kernels::gather_rows(self.data_ptr(), rows, row_bytes, static_cast<const int64_t*>(indices.data_ptr()),
                               indices.numel(), out.data_ptr(), cuda_seam::device_of(self));
 }
