@@ -50,7 +50,8 @@ void select_positions(Selection how, ScalarType dtype, IntArrayRef sizes, int64_
     const T* src = static_cast<const T*>(in);
     int64_t* dst = static_cast<int64_t*>(out);
     auto run = [&]<class Order>(Order order) {
-      for_each_line<2>(sizes, dim, strides, 4 * n, [&](const std::array<int64_t, 2>& offsets) {
+      // By value: the stores through dst cannot then force reloads of the numbers.
+      for_each_line<2>(sizes, dim, strides, 4 * n, [=](const std::array<int64_t, 2>& offsets) {
         std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
         for (int64_t j = 0; j < n; ++j) line[j] = {src[offsets[0] + j * in_stride], j};
         if (how == Selection::Sort) std::sort(line.begin(), line.end(), order);
