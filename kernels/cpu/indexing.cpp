@@ -28,18 +28,22 @@ class BadIndex {
 };
 
 // Walks an iterator over (target, int64 index, other) and calls
-// body(target, k, other) for each index k in [0, size); others are recorded in `bad`.
+// body(target, k, other) for each index k in [0, size); others are recorded in
+// `bad`. The size and the body are copied into each run: locals, which the
+// stores through target cannot alias, so they stay in registers.
 template <class Body>
-void for_each_index(const ElementwiseIterator& iter, int64_t size, BadIndex& bad, int64_t grain, Body body) {
+void for_each_index(const ElementwiseIterator& iter, int64_t size, BadIndex& bad, int64_t grain, const Body& body) {
   iter.for_each(
       [&](char** p, const int64_t* st, int64_t n) {
+        const int64_t limit = size;
+        const Body run = body;
         for (int64_t j = 0; j < n; ++j) {
           int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-          if (k < 0 || k >= size) {
+          if (k < 0 || k >= limit) {
             bad.record(k);
             continue;
           }
-          body(p[0] + j * st[0], k, p[2] + j * st[2]);
+          run(p[0] + j * st[0], k, p[2] + j * st[2]);
         }
       },
       grain);
@@ -50,13 +54,14 @@ void for_each_index(const ElementwiseIterator& iter, int64_t size, BadIndex& bad
 std::optional<int64_t> add_index_offsets(const ElementwiseIterator& iter, int64_t size, int64_t stride) {
   BadIndex bad;
   iter.for_each([&](char** p, const int64_t* st, int64_t n) {
+    const int64_t limit = size, step = stride;  // locals: the int64 stores below cannot alias them
     for (int64_t j = 0; j < n; ++j) {
       int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-      if (k < -size || k >= size) {
+      if (k < -limit || k >= limit) {
         bad.record(k);
         continue;
       }
-      *reinterpret_cast<int64_t*>(p[0] + j * st[0]) += (k < 0 ? k + size : k) * stride;
+      *reinterpret_cast<int64_t*>(p[0] + j * st[0]) += (k < 0 ? k + limit : k) * step;
     }
   });
   return bad.first();
@@ -77,10 +82,11 @@ void put_at_offsets(ScalarType dtype, const ElementwiseIterator& iter, bool accu
   dispatch_all(dtype, "index_put_", [&]<class T>() {
     iter.for_each(
         [&](char** p, const int64_t* st, int64_t n) {
+          const bool add = accumulate;
           for (int64_t j = 0; j < n; ++j) {
             T& slot = reinterpret_cast<T*>(p[0] + j * st[0])[*reinterpret_cast<const int64_t*>(p[2] + j * st[2])];
             T v = *reinterpret_cast<const T*>(p[1] + j * st[1]);
-            slot = accumulate ? static_cast<T>(slot + v) : v;
+            slot = add ? static_cast<T>(slot + v) : v;
           }
         },
         kSerial);
@@ -91,7 +97,7 @@ std::optional<int64_t> scatter_along(ScalarType dtype, const ElementwiseIterator
                                      int64_t index_limit) {
   BadIndex bad;
   dispatch_all(dtype, "scatter", [&]<class T>() {
-    for_each_index(iter, index_limit, bad, kSerial, [&](char* row, int64_t k, char* value) {
+    for_each_index(iter, index_limit, bad, kSerial, [index_scale](char* row, int64_t k, char* value) {
       reinterpret_cast<T*>(row)[k * index_scale] = *reinterpret_cast<const T*>(value);
     });
   });
@@ -103,7 +109,7 @@ std::optional<int64_t> add_along(ScalarType dtype, const ElementwiseIterator& it
   BadIndex bad;
   dispatch_numeric_and_reduced(dtype, "index_add_", [&]<class T>() {
     const opmath_t<T> a = alpha.to<opmath_t<T>>();
-    for_each_index(iter, index_limit, bad, kSerial, [&](char* row, int64_t k, char* src) {
+    for_each_index(iter, index_limit, bad, kSerial, [a, index_scale](char* row, int64_t k, char* src) {
       T& slot = reinterpret_cast<T*>(row)[k * index_scale];
       slot = static_cast<T>(slot + a * *reinterpret_cast<const T*>(src));
     });
