@@ -2,8 +2,10 @@
 // iterator and named kernels, or the CUDA kernels on the device's stream.
 #include "kernels/elementwise.h"
 
+#include <limits>
 #include <string>
 
+#include "kernels/cpu/accumulate.h"
 #include "kernels/cpu/elementwise_ops.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
@@ -261,6 +263,21 @@ void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Numb
   }
   cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)});
   cpu::fill(dtype, iter, value);
+}
+
+void add_into(ScalarType dtype, const StridedRef& dst, const StridedRef& src, IntArrayRef shape, bool serial,
+              const DeviceRef& device, std::string_view name) {
+  if (device.is_cuda()) {
+    GD_INTERNAL_ASSERT(!serial, "kernels::add_into on a cuda device takes a dst whose elements are distinct");
+    if (numel_of(shape) == 0) return;
+    cuda::binary(Binary::Add, dtype, cuda_strided(dst, shape), cuda_strided(dst, shape), cuda_strided(src, shape),
+                 cuda::shape_of(shape), 1, device.stream);
+    return;
+  }
+  DimVector dst_strides, src_strides;
+  cpu::ElementwiseIterator iter(shape, {output_operand(dst, dtype), operand(dst, dtype, shape, dst_strides),
+                                        operand(src, dtype, shape, src_strides)});
+  cpu::add_into(dtype, iter, serial ? std::numeric_limits<int64_t>::max() : cpu::kElementwiseGrainSize, name);
 }
 
 }  // namespace gradiens::kernels

@@ -66,6 +66,13 @@ void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, con
 // (row-major strides).
 void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Number& value, const DeviceRef& device);
 
+// dst += src (src broadcast to shape), numeric dtypes. `serial` keeps the CPU
+// loop on one thread, for a dst whose elements alias each other (an
+// overlapping view), so that every addition lands; on a cuda device dst's
+// elements must be distinct. `name` is the op errors name.
+void add_into(ScalarType dtype, const StridedRef& dst, const StridedRef& src, IntArrayRef shape, bool serial,
+              const DeviceRef& device, std::string_view name);
+
 // Whether strides are the row-major strides of shape (size-1 dims ignored).
 bool is_row_major(IntArrayRef shape, IntArrayRef strides);
 

@@ -1,5 +1,7 @@
-// Device-neutral entry points of the indexed copies along one dim (gather and
-// scatter_add): a strided CPU loop, or kernels/cuda/indexing.h on a cuda device.
+// Device-neutral entry points of the indexed copies: along one dim (gather,
+// scatter, scatter_add, index_select, index_add) and through the element
+// offsets of advanced indexing (index, index_put_): a strided CPU loop, or
+// kernels/cuda/indexing.h on a cuda device.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +28,58 @@ std::optional<int64_t> index_gather(ScalarType dtype, IntArrayRef shape, const S
 std::optional<int64_t> index_scatter_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst,
                                          const StridedRef& src, const StridedRef& index, int64_t index_scale,
                                          int64_t index_limit, bool deterministic, const DeviceRef& device);
+
+// As index_scatter_add, with the other writes along one dim:
+//   index_scatter: dst[i + index[i] * index_scale] = src[i], any dtype; with
+//                  repeated targets the last write wins (on a cuda device only
+//                  when deterministic)
+//   index_add:     dst[i + index[i] * index_scale] += alpha * src[i], numeric
+//                  dtypes, alpha and the product in opmath_t (a cuda device:
+//                  float32, float64, int32 and int64)
+std::optional<int64_t> index_scatter(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& src,
+                                     const StridedRef& index, int64_t index_scale, int64_t index_limit,
+                                     bool deterministic, const DeviceRef& device);
+std::optional<int64_t> index_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& src,
+                                 const StridedRef& index, int64_t index_scale, int64_t index_limit,
+                                 const Number& alpha, bool deterministic, const DeviceRef& device);
+
+// Advanced indexing (engine/ops/advanced_indexing.cpp, Note [Advanced indexing
+// layout]) over `shape`, with `offsets` the int64 element offsets into the
+// indexed view, checked when they were built:
+//   add_index_offsets: offsets += (k < 0 ? k + size : k) * stride for each
+//                      int64 index k in [-size, size); the first k outside is
+//                      returned. CPU only: a cuda device builds the offsets
+//                      from tensor ops.
+//   gather_at_offsets: out[i] = src[i + offsets[i]], any dtype
+//   put_at_offsets:    dst[i + offsets[i]] = values[i] (+= with accumulate),
+//                      any dtype; repeated targets are written in row-major
+//                      order on the CPU (serially), and on a cuda device when
+//                      deterministic (index_scatter)
+std::optional<int64_t> add_index_offsets(IntArrayRef shape, const StridedRef& offsets, const StridedRef& index,
+                                         int64_t size, int64_t stride, const DeviceRef& device);
+void gather_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& out, const StridedRef& src,
+                       const StridedRef& offsets, const DeviceRef& device);
+void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& values,
+                    const StridedRef& offsets, bool accumulate, bool deterministic, const DeviceRef& device);
+
+// The CPU's fast paths over whole rows, and nonzero's loops. CPU only: a cuda
+// device takes the strided kernels above and the compaction of
+// kernels/cuda/indexing.h.
+//   gather_rows:     out row i = src row index[i], for `count` int64 indices
+//                    into `rows` contiguous rows of `row_bytes` bytes; false,
+//                    having copied nothing, when an index lies outside [0, rows)
+//   add_rows:        dst row index[i] += alpha * src row i (rows of `width`
+//                    elements, numeric dtypes, alpha in opmath_t), in index
+//                    order as index_add's loop; an index outside [0, rows) is
+//                    skipped and the first one returned
+//   count_nonzero:   how many of the n contiguous elements of `in` are nonzero
+//   nonzero_indices: the multi-index within the row-major `sizes` of each
+//                    nonzero element of `in`, in order (count x ndim int64)
+bool gather_rows(const void* src, int64_t rows, int64_t row_bytes, const int64_t* index, int64_t count, void* out,
+                 const DeviceRef& device);
+std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const void* src, int64_t width,
+                                const int64_t* index, int64_t count, const Number& alpha, const DeviceRef& device);
+int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n, const DeviceRef& device);
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out, const DeviceRef& device);
 
 }  // namespace gradiens::kernels

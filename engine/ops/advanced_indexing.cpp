@@ -14,14 +14,13 @@
 // derivative order stays differentiable:
 //   index      <- index_put_(accumulate) into zeros      index_select <-> index_add
 //   scatter    <- scatter(0) for self, gather for src   masked_select = index with a mask
-// On a cuda device the same plan drives kernels/cuda/indexing.h: the offsets
-// are computed with device ops and the indices are range-checked before the
-// launch (check_indices_on_device), giving the CPU's messages.
+// The loops are kernels/indexing.h's. On a cuda device the offsets are
+// computed with device ops and the indices are range-checked before the launch
+// (check_indices_on_device), giving the CPU's messages.
 #include <fmt/format.h>
 
-#include <atomic>
-#include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "engine/autograd/function.h"
@@ -34,36 +33,18 @@
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
 #include "kernels/cuda/indexing.h"
+#include "kernels/indexing.h"
 
 namespace gradiens {
 
 namespace {
 
 using indexing::TensorIndex;
-using kernels::cpu::ElementwiseIterator;
-using kernels::cpu::Operand;
 namespace kc = kernels::cuda;
 
-constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that keeps a loop on one thread
-
-
-
-// Walks an iterator over (target, int64 index, other) and calls
-// body(target, k, other) for each index k in [0, size); others are recorded in `bad`.
-template <class Body>
-void for_each_index(const ElementwiseIterator& iter, int64_t size, BadIndex& bad, int64_t grain, Body body) {
-  iter.for_each(
-      [&](char** p, const int64_t* st, int64_t n) {
-        for (int64_t j = 0; j < n; ++j) {
-          int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-          if (k < 0 || k >= size) {
-            bad.record(k);
-            continue;
-          }
-          body(p[0] + j * st[0], k, p[2] + j * st[2]);
-        }
-      },
-      grain);
+// The error for the first out-of-range index a CPU kernel met, if any.
+void throw_if_bad_index(std::optional<int64_t> bad, int64_t dim, int64_t size) {
+  if (bad) throw Error(fmt::format("index {} is out of bounds for dimension {} with size {}", *bad, dim, size));
 }
 
 Tensor copy_of(const Tensor& t) {
@@ -236,21 +217,12 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
     if (!idx.defined()) continue;
     const int64_t size = view.sizes()[d], stride = view.strides()[d];
     DimVector idx_strides = broadcast_strides(idx, b);
-    ElementwiseIterator iter(b, {Operand{plan.offsets.cpu_data_ptr(), 8, b_strides}, Operand{idx.cpu_data_ptr(), 8, idx_strides}});
-    BadIndex bad;
-    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t k = *reinterpret_cast<const int64_t*>(p[1] + j * st[1]);
-        if (k < -size || k >= size) {
-          bad.record(k);
-          continue;
-        }
-        *reinterpret_cast<int64_t*>(p[0] + j * st[0]) += (k < 0 ? k + size : k) * stride;
-      }
-    });
+    std::optional<int64_t> bad = kernels::add_index_offsets(b, {plan.offsets.data_ptr(), b, b_strides},
+                                                            {idx.data_ptr(), b, idx_strides}, size, stride,
+                                                            cuda_seam::device_of(view));
     // PyTorch numbers the dimension by the index tensor's position among the
     // index tensors (x[:, i] with i out of range names "dimension 0").
-    bad.throw_if_seen(indexer++, size);
+    throw_if_bad_index(bad, indexer++, size);
   }
   return plan;
 }
@@ -258,26 +230,12 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
 // out = view[indices], laid out contiguously over the plan's result shape.
 Tensor index_kernel(const IndexPlan& plan) {
   Tensor out = empty(plan.result_shape, plan.view.options());
-  const int64_t esize = static_cast<int64_t>(out.element_size());
+  if (out.numel() == 0) return out;
   DimVector out_strides = contiguous_strides(plan.result_shape);
-  if (out.device().is_cuda()) {
-    if (out.numel() == 0) return out;
-    kc::index_gather(out.dtype(), kernels::cuda::shape_of(plan.result_shape), device_operand(out, out_strides),
-                     device_operand(plan.view, plan.view_strides), device_operand(plan.offsets, plan.offset_strides),
-                     1, cuda_seam::stream_of(out));
-    return out;
-  }
-  ElementwiseIterator iter(plan.result_shape, {Operand{out.cpu_data_ptr(), esize, out_strides},
-                                               Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
-                                               Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
-  dispatch_all(out.dtype(), "index", [&]<class T>() {
-    iter.for_each([&](char** p, const int64_t* st, int64_t n) {
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t off = *reinterpret_cast<const int64_t*>(p[2] + j * st[2]);
-        *reinterpret_cast<T*>(p[0] + j * st[0]) = reinterpret_cast<const T*>(p[1] + j * st[1])[off];
-      }
-    });
-  });
+  kernels::gather_at_offsets(out.dtype(), plan.result_shape, {out.data_ptr(), plan.result_shape, out_strides},
+                             {plan.view.data_ptr(), plan.result_shape, plan.view_strides},
+                             {plan.offsets.data_ptr(), plan.result_shape, plan.offset_strides},
+                             cuda_seam::device_of(out));
   return out;
 }
 
@@ -306,34 +264,12 @@ void index_put_kernel(const Tensor& target, const std::vector<TensorIndex>& indi
                              shape_to_string(values_in.sizes()), shape_to_string(r)));
   // Values read from the memory being written would see earlier writes.
   Tensor values = values_in.storage() == target.storage() ? copy_of(values_in) : values_in;
-  const int64_t esize = static_cast<int64_t>(target.element_size());
+  if (target.device().is_cuda() && values.device().is_cpu())
+    values = values.to(target.device());  // a 0-dim scalar (check_put_values)
   DimVector value_strides = broadcast_strides(values, r);
-  if (target.device().is_cuda()) {
-    if (values.device().is_cpu()) {  // a 0-dim scalar (check_put_values)
-      values = values.to(target.device());
-      value_strides = broadcast_strides(values, r);
-    }
-    kc::index_scatter(accumulate ? kc::ScatterMode::Add : kc::ScatterMode::Set, target.dtype(),
-                      kernels::cuda::shape_of(r), device_operand(plan.view, plan.view_strides),
-                      device_operand(values, value_strides), device_operand(plan.offsets, plan.offset_strides), 1,
-                      1.0, are_deterministic_algorithms_enabled(), target.device().index(),
-                      cuda_seam::stream_of(target));
-    return;
-  }
-  ElementwiseIterator iter(r, {Operand{plan.view.cpu_data_ptr(), esize, plan.view_strides},
-                               Operand{values.cpu_data_ptr(), esize, value_strides},
-                               Operand{plan.offsets.cpu_data_ptr(), 8, plan.offset_strides}});
-  dispatch_all(target.dtype(), "index_put_", [&]<class T>() {
-    iter.for_each(
-        [&](char** p, const int64_t* st, int64_t n) {
-          for (int64_t j = 0; j < n; ++j) {
-            T& slot = reinterpret_cast<T*>(p[0] + j * st[0])[*reinterpret_cast<const int64_t*>(p[2] + j * st[2])];
-            T v = *reinterpret_cast<const T*>(p[1] + j * st[1]);
-            slot = accumulate ? static_cast<T>(slot + v) : v;
-          }
-        },
-        kSerial);
-  });
+  kernels::put_at_offsets(target.dtype(), r, {plan.view.data_ptr(), r, plan.view_strides},
+                          {values.data_ptr(), r, value_strides}, {plan.offsets.data_ptr(), r, plan.offset_strides},
+                          accumulate, are_deterministic_algorithms_enabled(), cuda_seam::device_of(target));
 }
 
 // ---- the ops ----
@@ -397,26 +333,15 @@ Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, cons
   DimVector out_strides = o.strides;
   out_strides[dim] = 0;
   DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
-  const int64_t esize = static_cast<int64_t>(self.element_size());
-  const int64_t dim_stride = o.strides[dim];
-  if (out.device().is_cuda()) {
-    check_indices_on_device(index, 0, o.sizes[dim], dim);
-    // The value form's src is a 0-dim CPU tensor.
-    Tensor source = src.device().is_cuda() ? src : src.to(out.device());
-    kc::index_scatter(kc::ScatterMode::Set, out.dtype(), kernels::cuda::shape_of(i.sizes), device_operand(out, out_strides),
-                      device_operand(source, src_strides), device_operand(index, i.strides), dim_stride, 1.0,
-                      are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
-    return out;
-  }
-  ElementwiseIterator iter(i.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{index.cpu_data_ptr(), 8, i.strides},
-                                     Operand{src.cpu_data_ptr(), esize, src_strides}});
-  BadIndex bad;
-  dispatch_all(self.dtype(), "scatter", [&]<class T>() {
-    for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* value) {
-      reinterpret_cast<T*>(row)[k * dim_stride] = *reinterpret_cast<const T*>(value);
-    });
-  });
-  bad.throw_if_seen(dim, o.sizes[dim]);
+  const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
+  if (out.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  // The value form's src is a 0-dim CPU tensor.
+  Tensor source = out.device().is_cuda() && !src.device().is_cuda() ? src.to(out.device()) : src;
+  throw_if_bad_index(kernels::index_scatter(out.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
+                                            {source.data_ptr(), i.sizes, src_strides},
+                                            {index.data_ptr(), i.sizes, i.strides}, dim_stride, dim_size,
+                                            are_deterministic_algorithms_enabled(), cuda_seam::device_of(out)),
+                     dim, dim_size);
   return out;
 }
 
@@ -476,15 +401,10 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
 // an index is out of range: the general path then reports it.
 bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
   const Tensor indices = index.to(kInt64).contiguous();
-  const int64_t* k = indices.cpu_data_ptr<int64_t>();
-  const int64_t rows = self.size(0), count = indices.numel();
-  for (int64_t i = 0; i < count; ++i)
-    if (k[i] < 0 || k[i] >= rows) return false;
-  const auto row_bytes = static_cast<size_t>(self.numel() / rows) * self.element_size();
-  const char* src = static_cast<const char*>(self.cpu_data_ptr());
-  char* dst = static_cast<char*>(out.cpu_data_ptr());
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * row_bytes, src + k[i] * row_bytes, row_bytes);
-  return true;
+  const int64_t rows = self.size(0);
+  const int64_t row_bytes = self.numel() / rows * static_cast<int64_t>(self.element_size());
+  return kernels::gather_rows(self.data_ptr(), rows, row_bytes, static_cast<const int64_t*>(indices.data_ptr()),
+                              indices.numel(), out.data_ptr(), cuda_seam::device_of(self));
 }
 
 struct IndexSelect {
@@ -505,30 +425,19 @@ struct IndexSelect {
     shape[dim] = index.numel();
     Tensor out = empty(self.dim() == 0 ? IntArrayRef() : IntArrayRef(shape), self.options());
     if (out.numel() == 0) return out;
-    if (self.device().is_cuda()) {
-      DimVector self_strides = s.strides;
-      self_strides[dim] = 0;
-      DimIndex idx = dim_index(index, dim, shape.size());
-      check_indices_on_device(idx.index, 0, s.sizes[dim], dim);
-      kc::index_gather(self.dtype(), kernels::cuda::shape_of(shape), device_operand(out, contiguous_strides(shape)),
-                       device_operand(self, self_strides), device_operand(idx.index, idx.strides), s.strides[dim],
-                       cuda_seam::stream_of(out));
+    if (!self.device().is_cuda() && dim == 0 && self.dim() > 0 && self.is_contiguous() && copy_rows(self, index, out))
       return out;
-    }
-    if (dim == 0 && self.dim() > 0 && self.is_contiguous() && copy_rows(self, index, out)) return out;
     DimVector self_strides = s.strides;
     self_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, shape.size());
-    const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = s.strides[dim];
-    ElementwiseIterator iter(shape, {Operand{self.cpu_data_ptr(), esize, self_strides}, Operand{idx.index.cpu_data_ptr(), 8, idx.strides},
-                                     Operand{out.cpu_data_ptr(), esize, contiguous_strides(shape)}});
-    BadIndex bad;
-    dispatch_all(self.dtype(), "index_select", [&]<class T>() {
-      for_each_index(iter, s.sizes[dim], bad, kernels::cpu::kElementwiseGrainSize, [&](char* row, int64_t k, char* dst) {
-        *reinterpret_cast<T*>(dst) = reinterpret_cast<const T*>(row)[k * dim_stride];
-      });
-    });
-    bad.throw_if_seen(dim, s.sizes[dim]);
+    const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
+    if (self.device().is_cuda()) check_indices_on_device(idx.index, 0, dim_size, dim);
+    const DimVector out_strides = contiguous_strides(shape);
+    throw_if_bad_index(kernels::index_gather(self.dtype(), shape, {out.data_ptr(), shape, out_strides},
+                                             {self.data_ptr(), shape, self_strides},
+                                             {idx.index.data_ptr(), shape, idx.strides}, dim_stride, dim_size,
+                                             cuda_seam::device_of(out)),
+                       dim, dim_size);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -544,25 +453,11 @@ struct IndexAdd {
   // index order, as the general loop does, so repeated indices give the same bits.
   static void add_rows(Tensor& out, const Tensor& index, const Tensor& source, Scalar alpha, int64_t rows) {
     const Tensor index64 = index.to(kInt64).contiguous();
-    const int64_t* ix = index64.cpu_data_ptr<int64_t>();
     const int64_t count = index64.numel(), width = source.numel() / count;
-    BadIndex bad;
-    dispatch_numeric_and_reduced(out.dtype(), "index_add_", [&]<class T>() {
-      const opmath_t<T> a = alpha.to<opmath_t<T>>();
-      T* dst = out.cpu_data_ptr<T>();
-      const T* src = source.cpu_data_ptr<T>();
-      for (int64_t i = 0; i < count; ++i) {
-        const int64_t k = ix[i];
-        if (k < 0 || k >= rows) {
-          bad.record(k);
-          continue;
-        }
-        T* row = dst + k * width;
-        const T* from = src + i * width;
-        for (int64_t j = 0; j < width; ++j) row[j] = static_cast<T>(row[j] + a * from[j]);
-      }
-    });
-    bad.throw_if_seen(0, rows);
+    throw_if_bad_index(kernels::add_rows(out.dtype(), out.data_ptr(), rows, source.data_ptr(), width,
+                                         static_cast<const int64_t*>(index64.data_ptr()), count,
+                                         cuda_seam::number_of(alpha), cuda_seam::device_of(out)),
+                       0, rows);
   }
 
   static Tensor forward(Ctx& ctx, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -594,37 +489,22 @@ struct IndexAdd {
     Tensor out = copy_of(self);
     if (source.numel() == 0) return out;
     DimGeometry o = nonempty_layout(out);
-    if (out.device().is_cuda()) {
-      DimVector out_strides = o.strides;
-      out_strides[dim] = 0;
-      DimIndex idx = dim_index(index, dim, r.sizes.size());
-      check_indices_on_device(idx.index, 0, o.sizes[dim], dim);
-      kc::index_scatter(kc::ScatterMode::Add, out.dtype(), kernels::cuda::shape_of(r.sizes),
-                        device_operand(out, out_strides), device_operand(source, r.strides),
-                        device_operand(idx.index, idx.strides), o.strides[dim], alpha.to_double(),
-                        are_deterministic_algorithms_enabled(), out.device().index(), cuda_seam::stream_of(out));
-      return out;
-    }
-    if (dim == 0 && self.dim() >= 1 && out.is_contiguous() && source.is_contiguous()) {
+    if (!out.device().is_cuda() && dim == 0 && self.dim() >= 1 && out.is_contiguous() && source.is_contiguous()) {
       add_rows(out, index, source, alpha, o.sizes[0]);
       return out;
     }
     DimVector out_strides = o.strides;
     out_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, r.sizes.size());
-    const int64_t esize = static_cast<int64_t>(self.element_size()), dim_stride = o.strides[dim];
-    ElementwiseIterator iter(r.sizes, {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{idx.index.cpu_data_ptr(), 8, idx.strides},
-                                       Operand{source.cpu_data_ptr(), esize, r.strides}});
-    BadIndex bad;
-    dispatch_numeric_and_reduced(self.dtype(), "index_add_", [&]<class T>() {
-      const opmath_t<T> a = alpha.to<opmath_t<T>>();
-      // Serial: repeated indices add into the same row.
-      for_each_index(iter, o.sizes[dim], bad, kSerial, [&](char* row, int64_t k, char* src) {
-        T& slot = reinterpret_cast<T*>(row)[k * dim_stride];
-        slot = static_cast<T>(slot + a * *reinterpret_cast<const T*>(src));
-      });
-    });
-    bad.throw_if_seen(dim, o.sizes[dim]);
+    const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
+    if (out.device().is_cuda()) check_indices_on_device(idx.index, 0, dim_size, dim);
+    // Serial on the CPU: repeated indices add into the same row.
+    throw_if_bad_index(kernels::index_add(out.dtype(), r.sizes, {out.data_ptr(), r.sizes, out_strides},
+                                          {source.data_ptr(), r.sizes, r.strides},
+                                          {idx.index.data_ptr(), r.sizes, idx.strides}, dim_stride, dim_size,
+                                          cuda_seam::number_of(alpha), are_deterministic_algorithms_enabled(),
+                                          cuda_seam::device_of(out)),
+                       dim, dim_size);
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -670,28 +550,11 @@ Tensor nonzero(const Tensor& x) {
   NoGradGuard no_grad;
   Tensor c = x.contiguous();
   if (c.device().is_cuda()) return nonzero_on_device(c);
-  const int64_t n = c.numel(), ndim = c.dim();
-  int64_t count = 0;
-  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.cpu_data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i) count += p[i] != T(0);
-  });
-  Tensor out = empty({count, ndim}, TensorOptions().dtype(kInt64).device(x.device()));
-  if (count == 0 || ndim == 0) return out;
-  int64_t* dst = out.cpu_data_ptr<int64_t>();
-  IntArrayRef sizes = c.sizes();
-  dispatch_all(c.dtype(), "nonzero", [&]<class T>() {
-    const T* p = c.cpu_data_ptr<T>();
-    DimVector pos(static_cast<size_t>(ndim), 0);  // the multi-index of element i
-    for (int64_t i = 0; i < n; ++i) {
-      if (p[i] != T(0))
-        for (int64_t d = 0; d < ndim; ++d) *dst++ = pos[d];
-      for (int64_t d = ndim - 1; d >= 0; --d) {
-        if (++pos[d] < sizes[d]) break;
-        pos[d] = 0;
-      }
-    }
-  });
+  const kernels::DeviceRef device = cuda_seam::device_of(c);
+  const int64_t count = kernels::count_nonzero(c.dtype(), c.data_ptr(), c.numel(), device);
+  Tensor out = empty({count, c.dim()}, TensorOptions().dtype(kInt64).device(x.device()));
+  if (count == 0 || c.dim() == 0) return out;
+  kernels::nonzero_indices(c.dtype(), c.data_ptr(), c.sizes(), static_cast<int64_t*>(out.data_ptr()), device);
   return out;
 }
 

@@ -83,25 +83,6 @@ Device common_device(const Tensor& a, const Tensor& b, std::string_view op) {
   return a.device();
 }
 
-kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs) {
-  IntArrayRef shape = out.sizes();
-  DimVector strides[kernels::cpu::ElementwiseIterator::kMaxOperands];
-  kernels::cpu::Operand ops[kernels::cpu::ElementwiseIterator::kMaxOperands];
-  ops[0] = {out.cpu_data_ptr(), static_cast<int64_t>(out.element_size()), out.strides()};
-  int k = 1;
-  for (const Tensor& t : inputs) {
-    strides[k] = broadcast_strides(t, shape);
-    ops[k] = {t.cpu_data_ptr(), static_cast<int64_t>(t.element_size()), strides[k]};
-    ++k;
-  }
-  switch (k) {
-    case 1: return kernels::cpu::ElementwiseIterator(shape, {ops[0]});
-    case 2: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1]});
-    case 3: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1], ops[2]});
-    default: return kernels::cpu::ElementwiseIterator(shape, {ops[0], ops[1], ops[2], ops[3]});
-  }
-}
-
 Tensor scalar_to_tensor(const Scalar& value, ScalarType dtype) {
   Tensor t = empty({}, TensorOptions().dtype(dtype));
   dispatch_all(dtype, "scalar_to_tensor", [&]<class T>() { *t.cpu_data_ptr<T>() = value.to<T>(); });

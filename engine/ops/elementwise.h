@@ -1,11 +1,10 @@
 // Shared machinery of the elementwise ops: broadcasting, PyTorch's result
-// type, and running a typed kernel over broadcast operands.
+// type, and preparing the operands of a kernel.
 #pragma once
 
 #include <string_view>
 
 #include "engine/functions.h"
-#include "kernels/cpu/elementwise.h"
 
 namespace gradiens {
 
@@ -25,9 +24,6 @@ void check_same_device(const Tensor& a, const Tensor& b, std::string_view op);
 // The device an op on a and b runs on: theirs, or the other one's when one is
 // a 0-dim CPU tensor (a scalar); otherwise check_same_device's error.
 Device common_device(const Tensor& a, const Tensor& b, std::string_view op);
-
-// Iterator over `out` and `inputs` broadcast to out's shape.
-kernels::cpu::ElementwiseIterator make_iterator(const Tensor& out, std::initializer_list<Tensor> inputs);
 
 // A 0-dim tensor holding `value` in `dtype`.
 Tensor scalar_to_tensor(const Scalar& value, ScalarType dtype);

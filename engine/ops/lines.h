@@ -1,13 +1,8 @@
-// Walking a tensor line by line along one dim (the loop shape of sort, topk,
-// cumsum, softmax...): every combination of the other dims is one line.
+// How the line ops (sort, topk, cumsum, softmax...) see a tensor: every
+// combination of the other dims is one line along the op's dim.
 #pragma once
 
-#include <algorithm>
-#include <array>
-#include <cstdint>
-
 #include "engine/tensor.h"
-#include "kernels/cpu/lines.h"
 #include "kernels/small_vector.h"
 
 namespace gradiens {
@@ -21,8 +16,5 @@ inline LineGeometry line_geometry(const Tensor& t) {
   if (t.dim() == 0) return {{1}, {1}};
   return {t.sizes().dims(), t.strides().dims()};
 }
-
-// Calls f(offsets) once per line (kernels/cpu/lines.h).
-using kernels::cpu::for_each_line;
 
 }  // namespace gradiens

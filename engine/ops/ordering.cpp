@@ -1,31 +1,25 @@
 // Shape-repeating and cumulative ops: repeat, tile, repeat_interleave, flip,
 // roll, cumsum, cumprod, tril/triu. Most are composites of views, cat, gather
 // and where, so their gradients come from those ops; flip, cumsum and cumprod
-// are primitives whose backward formulas are differentiable again. On a cuda
-// device flip is a strided device copy and cumsum/cumprod a kernel of
-// kernels/cuda/indexing.h.
+// are primitives whose backward formulas are differentiable again: flip is a
+// strided copy (kernels/elementwise.h) and cumsum/cumprod kernels/ordering.h.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
-#include "engine/ops/elementwise.h"
 #include "engine/ops/lines.h"
-#include "kernels/cuda/indexing.h"
+#include "kernels/elementwise.h"
+#include "kernels/ordering.h"
 
 namespace gradiens {
 
 namespace {
-
-using kernels::cpu::ElementwiseIterator;
-using kernels::cpu::Operand;
-using kernels::cpu::elementwise_kernel;
 
 // The ops below always return a new tensor, as PyTorch's do; a composite that
 // ended up as a view of its input (repeating once) is copied.
@@ -45,24 +39,13 @@ Tensor flip_kernel(const Tensor& x, const DimVector& dims) {
   if (x.numel() == 0) return out;
   const int64_t esize = static_cast<int64_t>(x.element_size());
   DimVector in_strides = x.strides().dims();
-  if (x.device().is_cuda()) {
-    kernels::cuda::Strided in = cuda_seam::strided(x, x.sizes());
-    for (int64_t d : dims) {
-      in.data = static_cast<char*>(in.data) + (x.sizes()[d] - 1) * in_strides[d] * esize;
-      in.strides[d] = -in_strides[d];
-    }
-    kernels::cuda::copy(x.dtype(), cuda_seam::strided(out, out.sizes()), x.dtype(), in, kernels::cuda::shape_of(x.sizes()),
-                        cuda_seam::stream_of(out));
-    return out;
-  }
-  char* in = static_cast<char*>(x.cpu_data_ptr());
+  char* in = static_cast<char*>(x.data_ptr());
   for (int64_t d : dims) {
     in += (x.sizes()[d] - 1) * in_strides[d] * esize;
     in_strides[d] = -in_strides[d];
   }
-  DimVector out_strides = contiguous_strides(x.sizes());
-  ElementwiseIterator iter(x.sizes(), {Operand{out.cpu_data_ptr(), esize, out_strides}, Operand{in, esize, in_strides}});
-  dispatch_all(x.dtype(), "flip", [&]<class T>() { elementwise_kernel<T, T>(iter, [](T v) { return v; }); });
+  kernels::copy(x.dtype(), cuda_seam::buffer_of(out), x.dtype(), {in, x.sizes(), in_strides}, x.sizes(),
+                cuda_seam::device_of(out));
   return out;
 }
 
@@ -97,42 +80,13 @@ Tensor reverse_cumsum(const Tensor& x, int64_t d) {
 
 // ---- cumsum / cumprod ----
 
-// Integers accumulate in int64 (wrapping through uint64, so overflow is not
-// undefined) and floats in double, as PyTorch's CPU kernel does for float32.
-template <class T>
-using CumulativeAcc = std::conditional_t<is_floating_type_v<T>, double, uint64_t>;
-
 template <bool IsProd>
 Tensor cumulative_kernel(const Tensor& x, int64_t d) {
   Tensor out = empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   LineGeometry in = line_geometry(x), o = line_geometry(out);
-  if (x.device().is_cuda()) {
-    kernels::cuda::Strided in_operand, out_operand;
-    in_operand.data = x.data_ptr();
-    out_operand.data = out.data_ptr();
-    for (size_t k = 0; k < in.sizes.size() && k < static_cast<size_t>(kernels::cuda::kMaxDims); ++k) {
-      in_operand.strides[k] = in.strides[k];
-      out_operand.strides[k] = o.strides[k];
-    }
-    kernels::cuda::cumulative(IsProd, x.dtype(), kernels::cuda::shape_of(in.sizes), static_cast<int>(d), out_operand,
-                              in_operand, cuda_seam::stream_of(out));
-    return out;
-  }
-  const int64_t n = in.sizes[d], in_stride = in.strides[d], out_stride = o.strides[d];
-  dispatch_numeric_and_reduced(x.dtype(), IsProd ? "cumprod" : "cumsum", [&]<class T>() {
-    const T* src = x.cpu_data_ptr<T>();
-    T* dst = out.cpu_data_ptr<T>();
-    for_each_line<2>(in.sizes, d, {in.strides, o.strides}, n, [&](const std::array<int64_t, 2>& offsets) {
-      CumulativeAcc<T> acc = IsProd ? 1 : 0;
-      for (int64_t j = 0; j < n; ++j) {
-        auto v = static_cast<CumulativeAcc<T>>(src[offsets[0] + j * in_stride]);
-        if constexpr (IsProd) acc *= v;
-        else acc += v;
-        dst[offsets[1] + j * out_stride] = static_cast<T>(acc);
-      }
-    });
-  });
+  kernels::cumulative(IsProd, x.dtype(), in.sizes, d, {out.data_ptr(), o.sizes, o.strides},
+                      {x.data_ptr(), in.sizes, in.strides}, cuda_seam::device_of(out));
   return out;
 }
 

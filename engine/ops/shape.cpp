@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 
 #include "engine/autograd/function.h"
@@ -17,12 +16,11 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "kernels/elementwise.h"
 
 namespace gradiens {
 
 namespace {
-
-using kernels::cpu::elementwise_kernel;
 
 // Sizes, strides and storage offset of a view.
 struct Geometry {
@@ -103,12 +101,9 @@ struct ViewScatter {
       copy_data(target, grad);
       return out;
     }
-    auto iter = make_iterator(target, {target, grad});
     // Overlapping elements are read-modify-written by several indices: one thread, or updates get lost.
-    int64_t grain = may_overlap(g) ? std::numeric_limits<int64_t>::max() : kernels::cpu::kElementwiseGrainSize;
-    dispatch_numeric_and_reduced(out.dtype(), "as_strided_backward", [&]<class T>() {
-      elementwise_kernel<T, T, T>(iter, [](T acc, T v) { return acc + v; }, grain);
-    });
+    kernels::add_into(out.dtype(), cuda_seam::buffer_of(target), cuda_seam::buffer_of(grad), target.sizes(),
+                      may_overlap(g), cuda_seam::device_of(out), "as_strided_backward");
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {

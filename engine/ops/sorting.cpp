@@ -3,60 +3,26 @@
 // is gather's (a differentiable scatter_add). NaN orders above every number, as
 // in PyTorch, and equal values keep their original order: where PyTorch leaves
 // the index of a tie unspecified (topk, kthvalue) we return the stable one.
-// On a cuda device every selection is a full stable sort of the lines
-// (kernels/cuda/indexing.h), which orders exactly as the CPU's comparators.
+// The selections are kernels/sorting.h's; on a cuda device every selection is
+// a full stable sort of the lines, which orders exactly as the CPU's comparators.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
-#include <vector>
 
 #include "engine/autograd/function.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
-#include "engine/ops/elementwise.h"
 #include "engine/ops/lines.h"
-#include "kernels/cuda/indexing.h"
+#include "kernels/sorting.h"
 
 namespace gradiens {
 
 namespace {
 
-template <class T>
-bool is_nan(T v) {
-  if constexpr (is_floating_type_v<T>) return v != v;
-  else return false;
-}
-
-// Strict total orders on (value, index): NaN last (ascending) or first
-// (descending), ties by index, so std::sort and std::nth_element give the
-// result a stable sort would.
-template <class T>
-struct Ascending {
-  bool operator()(const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) const {
-    bool a_nan = is_nan(a.first), b_nan = is_nan(b.first);
-    if (a_nan != b_nan) return b_nan;
-    if (!a_nan && a.first != b.first) return a.first < b.first;
-    return a.second < b.second;
-  }
-};
-template <class T>
-struct Descending {
-  bool operator()(const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) const {
-    bool a_nan = is_nan(a.first), b_nan = is_nan(b.first);
-    if (a_nan != b_nan) return a_nan;
-    if (!a_nan && a.first != b.first) return a.first > b.first;
-    return a.second < b.second;
-  }
-};
-
-// What a selection kernel does with one line of (value, index) pairs: order
-// its first `count` entries (sort, topk) or place entry `count - 1` (kthvalue).
-enum class Select { Sort, Partial, Nth };
+using kernels::Selection;
 
 // On a cuda device: the positions of every line of x along d (a 0-dim x counts
 // as [1]) in the order of a stable sort, as an int64 tensor of x's sizes.
@@ -72,48 +38,31 @@ Tensor sorted_positions_on_device(const Tensor& x, int64_t d, bool descending) {
   Tensor positions = empty(lines.sizes(), TensorOptions().dtype(kInt64).device(x.device()));
   const int64_t length = lines.size(last);
   if (positions.numel() == 0) return positions.transpose(d, last);
-  kernels::cuda::sort_lines(lines.dtype(), lines.data_ptr(), lines.numel() / length, length, descending,
-                            static_cast<int64_t*>(positions.data_ptr()), x.device().index(),
-                            cuda_seam::stream_of(positions));
+  kernels::sort_lines(lines.dtype(), lines.data_ptr(), lines.numel() / length, length, descending,
+                      static_cast<int64_t*>(positions.data_ptr()), cuda_seam::device_of(positions));
   return positions.transpose(d, last);
 }
 
 // The int64 indices of the selected elements of every line of x along d, in a
 // contiguous tensor of x's sizes (a 0-dim x counts as [1]) with d resized to `count`.
 // Only sort accepts bool tensors, as in PyTorch.
-Tensor select_indices(const Tensor& x, int64_t d, int64_t count, bool descending, Select how, std::string_view op) {
+Tensor select_indices(const Tensor& x, int64_t d, int64_t count, bool descending, Selection how,
+                      std::string_view op) {
   LineGeometry in = line_geometry(x);
   DimVector out_sizes = in.sizes;
-  out_sizes[d] = how == Select::Nth ? 1 : count;
+  out_sizes[d] = how == Selection::Nth ? 1 : count;
   Tensor out = empty(out_sizes, TensorOptions().dtype(kInt64).device(x.device()));
   const int64_t n = in.sizes[d];
   if (out.numel() == 0 || n == 0) return out;
   DimVector out_strides = contiguous_strides(out_sizes);
-  const int64_t in_stride = in.strides[d], out_stride = out_strides[d];
-  if (x.dtype() == kBool && how != Select::Sort) throw_unsupported_dtype(op, x.dtype());
+  if (x.dtype() == kBool && how != Selection::Sort) throw_unsupported_dtype(op, x.dtype());
   if (x.device().is_cuda()) {
     Tensor sorted = sorted_positions_on_device(x, d, descending);
-    Tensor picked = how == Select::Nth ? sorted.narrow(d, count - 1, 1) : sorted.narrow(d, 0, count);
+    Tensor picked = how == Selection::Nth ? sorted.narrow(d, count - 1, 1) : sorted.narrow(d, 0, count);
     return picked.contiguous();
   }
-  dispatch_all(x.dtype(), op, [&]<class T>() {
-    const T* src = x.cpu_data_ptr<T>();
-    int64_t* dst = out.cpu_data_ptr<int64_t>();
-    auto run = [&]<class Order>(Order order) {
-      for_each_line<2>(in.sizes, d, {in.strides, out_strides}, 4 * n, [&](const std::array<int64_t, 2>& offsets) {
-        std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
-        for (int64_t j = 0; j < n; ++j) line[j] = {src[offsets[0] + j * in_stride], j};
-        if (how == Select::Sort) std::sort(line.begin(), line.end(), order);
-        else if (how == Select::Partial) std::partial_sort(line.begin(), line.begin() + count, line.end(), order);
-        else std::nth_element(line.begin(), line.begin() + (count - 1), line.end(), order);
-        if (how == Select::Nth) dst[offsets[1]] = line[count - 1].second;
-        else
-          for (int64_t j = 0; j < count; ++j) dst[offsets[1] + j * out_stride] = line[j].second;
-      });
-    };
-    if (descending) run(Descending<T>{});
-    else run(Ascending<T>{});
-  });
+  kernels::select_positions(how, x.dtype(), in.sizes, d, count, descending, {out.data_ptr(), out_sizes, out_strides},
+                            {x.data_ptr(), in.sizes, in.strides}, cuda_seam::device_of(x), op);
   return out;
 }
 
@@ -143,7 +92,6 @@ Tensor median_indices(const Tensor& x, int64_t d) {
   const int64_t n = in.sizes[d];
   if (out.numel() == 0) return out;
   DimVector out_strides = contiguous_strides(out_sizes);
-  const int64_t in_stride = in.strides[d];
   if (x.device().is_cuda()) {
     // The lower median in sorted order, or the first NaN (NaNs sort last, in
     // their original order) when the line holds any.
@@ -155,23 +103,8 @@ Tensor median_indices(const Tensor& x, int64_t d) {
     Tensor place = where(gt(nan_count, 0), nan_count * -1 + n, Scalar((n - 1) / 2));
     return gather(sorted, d, place).contiguous();
   }
-  dispatch_numeric_and_reduced(x.dtype(), "median", [&]<class T>() {
-    const T* src = x.cpu_data_ptr<T>();
-    int64_t* dst = out.cpu_data_ptr<int64_t>();
-    for_each_line<2>(in.sizes, d, {in.strides, out_strides}, 2 * n, [&](const std::array<int64_t, 2>& offsets) {
-      std::vector<std::pair<T, int64_t>> line(static_cast<size_t>(n));
-      for (int64_t j = 0; j < n; ++j) {
-        line[j] = {src[offsets[0] + j * in_stride], j};
-        if (is_nan(line[j].first)) {
-          dst[offsets[1]] = j;
-          return;
-        }
-      }
-      auto middle = line.begin() + (n - 1) / 2;
-      std::nth_element(line.begin(), middle, line.end(), Ascending<T>{});
-      dst[offsets[1]] = middle->second;
-    });
-  });
+  kernels::median_positions(x.dtype(), in.sizes, d, {out.data_ptr(), out_sizes, out_strides},
+                            {x.data_ptr(), in.sizes, in.strides}, cuda_seam::device_of(x));
   return out;
 }
 
@@ -308,19 +241,19 @@ Tensor quantile_impl(const Tensor& x, const Tensor& q, std::optional<int64_t> di
 
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
   int64_t d = wrap_dim(dim, x.dim(), "sort");
-  Tensor index = select_indices(x, d, line_size(x, d), descending, Select::Sort, "sort").reshape(x.sizes());
+  Tensor index = select_indices(x, d, line_size(x, d), descending, Selection::Sort, "sort").reshape(x.sizes());
   return {gather(x, d, index), index};
 }
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
   int64_t d = wrap_dim(dim, x.dim(), "argsort");
-  return select_indices(x, d, line_size(x, d), descending, Select::Sort, "argsort").reshape(x.sizes());
+  return select_indices(x, d, line_size(x, d), descending, Selection::Sort, "argsort").reshape(x.sizes());
 }
 
 // The result is always sorted; `sorted = false` only allows any order in PyTorch.
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
   int64_t d = wrap_dim(dim, x.dim(), "topk");
   GD_CHECK(k >= 0 && k <= line_size(x, d), "selected index k out of range");
-  Tensor index = select_indices(x, d, k, largest, Select::Partial, "topk");
+  Tensor index = select_indices(x, d, k, largest, Selection::Partial, "topk");
   if (x.dim() == 0 && k == 1) index = index.reshape({});
   return {gather(x, d, index), index};
 }
@@ -340,7 +273,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim, boo
   check_nonempty_dim(x, d, "kthvalue");
   GD_CHECK(k >= 1 && k <= line_size(x, d),
            fmt::format("kthvalue(): selected number k out of range for dimension {}", d));
-  return values_at(x, d, select_indices(x, d, k, false, Select::Nth, "kthvalue"), keepdim);
+  return values_at(x, d, select_indices(x, d, k, false, Selection::Nth, "kthvalue"), keepdim);
 }
 
 Tensor median(const Tensor& x) { return apply<MedianAll>(x); }
