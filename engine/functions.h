@@ -181,6 +181,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
 // beta * self + alpha * (mat1 @ mat2), self broadcast to the product's shape.
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1, Scalar alpha = 1);
+// relu(addmm(...)), or gelu(addmm(...), "tanh") with use_gelu (at::_addmm_activation).
+Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1,
+                         Scalar alpha = 1, bool use_gelu = false);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor mv(const Tensor& a, const Tensor& v);
 Tensor dot(const Tensor& a, const Tensor& b);

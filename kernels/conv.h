@@ -12,8 +12,9 @@
 namespace gradiens::kernels {
 
 
-// output = conv(input, weight) + bias, float32 or float64. bias may be null, and
-// must be on a cuda device (the engine adds it there). `deterministic` keeps
+// output = conv(input, weight) + bias, float32 or float64 (a cuda device also
+// takes float16 and bfloat16). bias may be null, and must be on a cuda device
+// (the engine adds it there). `deterministic` keeps
 // cuDNN to engines without its nondeterministic note (the CPU always is).
 void conv2d_forward(ScalarType dtype, const Conv2dGeometry& g, const void* input, const void* weight,
                     const void* bias, void* output, const DeviceRef& device, bool deterministic);

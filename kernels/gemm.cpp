@@ -1,8 +1,9 @@
-// The GEMM entry points (kernels/gemm.h): kernels/cpu/gemm.h, or cuBLAS through
-// kernels/cuda/runtime.h on a cuda device.
+// The GEMM entry points (kernels/gemm.h): kernels/cpu/gemm.h, or cuBLAS and
+// cuBLASLt through kernels/cuda/runtime.h and kernels/cuda/blas.h on a cuda device.
 #include "kernels/gemm.h"
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cuda/blas.h"
 #include "kernels/cuda/runtime.h"
 
 namespace gradiens::kernels {
@@ -31,6 +32,21 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
                const DeviceRef& device) {
   if (!device.is_cuda()) return false;
   return cuda::gemm_bias(dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc, device.index);
+}
+
+bool gemm_epilogue(GemmEpilogue epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                   int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
+                   int64_t ldc, const DeviceRef& device) {
+  if (!device.is_cuda()) return false;
+  return cuda::gemm_epilogue(epilogue, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc,
+                             device.index);
+}
+
+bool gemm_bias_gradient(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                        int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc, void* bias_grad,
+                        const DeviceRef& device) {
+  if (!device.is_cuda()) return false;
+  return cuda::gemm_bias_gradient(dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, bias_grad, device.index);
 }
 
 }  // namespace gradiens::kernels

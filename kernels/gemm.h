@@ -27,4 +27,24 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
                int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc,
                const DeviceRef& device);
 
+// What happens to op(A) op(B) on its way out of gemm_epilogue: the bias added,
+// then relu or gelu (tanh approximation) for _addmm_activation.
+enum class GemmEpilogue { Bias, BiasRelu, BiasGeluTanh };
+
+// C = epilogue(op(A) op(B) + bias) in one call, float32, float64, float16 or
+// bfloat16. As gemm_bias, false (nothing done) where no fused kernel exists:
+// always on the CPU, whose callers compose the parts.
+bool gemm_epilogue(GemmEpilogue epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                   int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
+                   int64_t ldc, const DeviceRef& device);
+
+// C = op(A) op(B) and bias_grad (m values) = the row sums of op(A), a sum over
+// k, in one call: Linear's weight gradient g^T x and its bias gradient (sum of
+// g over the rows) on a cuda device (cuBLASLt's bias-gradient epilogue),
+// float32 or float64. false, having done nothing, where no such fused kernel
+// exists (always on the CPU): the caller then sums.
+bool gemm_bias_gradient(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                        int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc, void* bias_grad,
+                        const DeviceRef& device);
+
 }  // namespace gradiens::kernels

@@ -59,6 +59,23 @@ Tensor dense_weight(const Tensor& weight) {
 }
 Layout weight_layout_of(const Tensor& dense) { return dense.is_contiguous() ? Layout::NCHW : Layout::NHWC; }
 
+// float16/bfloat16 operands of the kernels that exist only for float32 and
+// float64 (the CPU's convolutions, pooling on both devices) are float32
+// copies, and the result is rounded once to the operands' dtype (Note [Reduced
+// floats compute in float32]); other dtypes pass through untouched. Copies
+// keep the memory format (Tensor::to would make them contiguous). No graph:
+// for use inside an op's forward.
+Tensor converted(const Tensor& t, ScalarType dtype) {
+  if (!t.defined() || t.dtype() == dtype) return t;
+  Tensor out = empty(t.sizes(), t.options().dtype(dtype).memory_format(t.suggest_memory_format()));
+  out.copy_(t);
+  return out;
+}
+Tensor in_float32(const Tensor& t) {
+  return t.defined() && is_reduced_floating_point(t.dtype()) ? converted(t, kFloat32) : t;
+}
+Tensor rounded_to(const Tensor& t, ScalarType dtype) { return converted(t, dtype); }
+
 // One value for both spatial dims, or (height, width).
 Pair pair_of(IntArrayRef values, std::string_view what) {
   GD_CHECK(values.size() == 1 || values.size() == 2,
@@ -125,9 +142,9 @@ MemoryFormat weight_format_of(const Tensor& weight) {
 
 // Note [Convolutions on CUDA]
 // On a cuda device each of the three passes runs through kernels/conv.h with
-// every operand dense in one layout: p's for float32 (cuDNN takes NCHW and NHWC
-// alike), NCHW for float64 (im2col + cuBLAS). The weight follows the activations
-// there, and each result is returned in the layout the CPU path gives it, so the
+// every operand dense in one layout: p's for float32, float16 and bfloat16
+// (cuDNN takes NCHW and NHWC alike), NCHW for float64 (im2col + cuBLAS). The
+// weight follows the activations there, and each result is returned in the layout the CPU path gives it, so the
 // nodes, their saved tensors and the gradients' layouts are the same on both
 // devices. The bias is added by a broadcast add, and its gradient is grad.sum.
 
@@ -144,7 +161,7 @@ kernels::Conv2dGeometry cuda_conv_geometry(IntArrayRef input, IntArrayRef weight
 }
 
 Tensor cuda_conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
-  dispatch_floating(input.dtype(), "conv2d", []<class T>() {});
+  dispatch_floating_and_reduced(input.dtype(), "conv2d", []<class T>() {});
   const MemoryFormat format = cuda_conv_format(input, p);
   const Tensor x = input.contiguous(format), w = weight.contiguous(format);
   Tensor out = empty(conv_output_size(x.sizes(), w.sizes(), p), x.options().memory_format(format));
@@ -157,7 +174,7 @@ Tensor cuda_conv_forward(const Tensor& input, const Tensor& weight, const Tensor
 
 Tensor cuda_conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
                                 const ConvParams& p) {
-  dispatch_floating(grad_output.dtype(), "conv2d_backward_input", []<class T>() {});
+  dispatch_floating_and_reduced(grad_output.dtype(), "conv2d_backward_input", []<class T>() {});
   const MemoryFormat format = cuda_conv_format(grad_output, p);
   const Tensor gy = grad_output.contiguous(format), w = weight.contiguous(format);
   Tensor grad_input = empty(input_size, gy.options().memory_format(format));
@@ -169,7 +186,7 @@ Tensor cuda_conv_backward_input(const Tensor& grad_output, const Tensor& weight,
 
 Tensor cuda_conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
                                  const ConvParams& p, MemoryFormat weight_format) {
-  dispatch_floating(grad_output.dtype(), "conv2d_backward_weight", []<class T>() {});
+  dispatch_floating_and_reduced(grad_output.dtype(), "conv2d_backward_weight", []<class T>() {});
   const MemoryFormat format = cuda_conv_format(grad_output, p);
   const Tensor gy = grad_output.contiguous(format), x = input.contiguous(format);
   Tensor grad_weight = empty(weight_size, gy.options().memory_format(format));
@@ -186,6 +203,11 @@ struct Conv2dOp {
     ctx.save_for_backward(input, weight);
     ctx.ints = conv_ints(p);
     if (input.device().is_cuda()) return cuda_conv_forward(input, weight, bias, p);
+    if (is_reduced_floating_point(input.dtype()))
+      return rounded_to(cpu_forward(in_float32(input), in_float32(weight), in_float32(bias), p), input.dtype());
+    return cpu_forward(input, weight, bias, p);
+  }
+  static Tensor cpu_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p) {
     const Tensor x = input.contiguous(p.memory_format), w = dense_weight(weight);
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
     const kernels::Conv2dGeometry g = conv_geometry(x.sizes(), w.sizes(), p, weight_layout_of(w));
@@ -244,6 +266,12 @@ struct Conv2dBackwardInputOp {
     ctx.save_for_backward(grad_output, weight);
     ctx.ints = conv_ints(p);
     if (grad_output.device().is_cuda()) return cuda_conv_backward_input(grad_output, weight, input_size, p);
+    if (is_reduced_floating_point(grad_output.dtype()))
+      return rounded_to(cpu_forward(in_float32(grad_output), in_float32(weight), input_size, p), grad_output.dtype());
+    return cpu_forward(grad_output, weight, input_size, p);
+  }
+  static Tensor cpu_forward(const Tensor& grad_output, const Tensor& weight, const DimVector& input_size,
+                            const ConvParams& p) {
     const Tensor gy = grad_output.contiguous(p.memory_format), w = dense_weight(weight);
     const kernels::Conv2dGeometry g = conv_geometry(input_size, w.sizes(), p, weight_layout_of(w));
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
@@ -271,6 +299,13 @@ struct Conv2dBackwardWeightOp {
     ctx.ints = conv_ints(p);
     if (grad_output.device().is_cuda())
       return cuda_conv_backward_weight(grad_output, input, weight_size, p, weight_format);
+    if (is_reduced_floating_point(grad_output.dtype()))
+      return rounded_to(cpu_forward(in_float32(grad_output), in_float32(input), weight_size, p, weight_format),
+                        grad_output.dtype());
+    return cpu_forward(grad_output, input, weight_size, p, weight_format);
+  }
+  static Tensor cpu_forward(const Tensor& grad_output, const Tensor& input, const DimVector& weight_size,
+                            const ConvParams& p, MemoryFormat weight_format) {
     const Tensor gy = grad_output.contiguous(p.memory_format), x = input.contiguous(p.memory_format);
     const kernels::Conv2dGeometry g = conv_geometry(x.sizes(), weight_size, p, layout_of(weight_format));
     Tensor grad_weight = empty(weight_size, gy.options().memory_format(weight_format));
@@ -360,7 +395,7 @@ DimVector pool_output_size(const Tensor& input, const PoolParams& p) {
   GD_CHECK((input.dim() == 3 || input.dim() == 4) && input.size(-1) != 0 && input.size(-2) != 0 &&
                input.size(-3) != 0,
            "non-empty 3D or 4D (batch mode) tensor expected for input");
-  dispatch_floating(input.dtype(), "pool2d", []<class T>() {});
+  dispatch_floating_and_reduced(input.dtype(), "pool2d", []<class T>() {});
   const int64_t h = input.size(-2), w = input.size(-1);
   const int64_t oh = pooled_size(h, p.kernel[0], p.padding[0], p.stride[0], p.dilation[0], p.ceil_mode);
   const int64_t ow = pooled_size(w, p.kernel[1], p.padding[1], p.stride[1], p.dilation[1], p.ceil_mode);
@@ -398,13 +433,13 @@ struct AvgPool2dBackwardOp {
   static constexpr std::string_view name = "AvgPool2DBackwardBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const DimVector& input_size, const PoolParams& p,
                         bool count_include_pad) {
-    const Tensor gy = grad_output.contiguous(p.memory_format);
+    const Tensor gy = in_float32(grad_output).contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     kernels::avg_pool2d_backward(gy.dtype(), pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
                                  grad_input.data_ptr(), count_include_pad, cuda_seam::device_of(gy));
     ctx.shape = gy.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
-    return grad_input;
+    return rounded_to(grad_input, grad_output.dtype());
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
     return {avg_pool_4d(gg, ctx.shape, avg_pool_params_from(ctx), ctx.ints[6] != 0)};
@@ -415,13 +450,13 @@ struct AvgPool2dOp {
   static constexpr std::string_view name = "AvgPool2DBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& input, const DimVector& output_size, const PoolParams& p,
                         bool count_include_pad) {
-    const Tensor x = input.contiguous(p.memory_format);
+    const Tensor x = in_float32(input).contiguous(p.memory_format);
     Tensor out = empty(output_size, x.options().memory_format(p.memory_format));
     kernels::avg_pool2d_forward(x.dtype(), pool_geometry(x.sizes(), output_size, p), x.data_ptr(), out.data_ptr(),
                                 count_include_pad, cuda_seam::device_of(x));
     ctx.shape = x.sizes().dims();
     ctx.ints = avg_pool_ints(p, count_include_pad);
-    return out;
+    return rounded_to(out, input.dtype());
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     return {apply<AvgPool2dBackwardOp>(grad, ctx.shape, avg_pool_params_from(ctx), ctx.ints[6] != 0)};
@@ -464,14 +499,14 @@ struct MaxPool2dBackwardOp {
   static constexpr std::string_view name = "MaxPool2DWithIndicesBackwardBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& grad_output, const Tensor& indices, const DimVector& input_size,
                         const PoolParams& p) {
-    const Tensor gy = grad_output.contiguous(p.memory_format);
+    const Tensor gy = in_float32(grad_output).contiguous(p.memory_format);
     Tensor grad_input = empty(input_size, gy.options().memory_format(p.memory_format));
     check_same_device(gy, indices, "max_pool2d_backward");
     kernels::max_pool2d_backward(gy.dtype(), pool_geometry(input_size, gy.sizes(), p), gy.data_ptr(),
                                  indices.data_ptr<int64_t>(), grad_input.data_ptr(), cuda_seam::device_of(gy));
     ctx.save_for_backward(indices);
     ctx.ints = pool_ints(p);
-    return grad_input;
+    return rounded_to(grad_input, grad_output.dtype());
   }
   static GradList backward(Ctx& ctx, const Tensor& gg) {
     return {gather_at_argmax(gg, ctx.saved(0), pool_params_from(ctx).memory_format), Tensor()};
@@ -485,14 +520,14 @@ struct MaxPool2dOp {
   static constexpr std::string_view name = "MaxPool2DWithIndicesBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& input, const Tensor& indices, const DimVector& output_size,
                         const PoolParams& p) {
-    const Tensor x = input.contiguous(p.memory_format);
+    const Tensor x = in_float32(input).contiguous(p.memory_format);
     Tensor values = empty(output_size, x.options().memory_format(p.memory_format));
     kernels::max_pool2d_forward(x.dtype(), pool_geometry(x.sizes(), output_size, p), x.data_ptr(),
                                 values.data_ptr(), indices.data_ptr<int64_t>(), cuda_seam::device_of(x));
     ctx.save_for_backward(indices);
     ctx.shape = x.sizes().dims();
     ctx.ints = pool_ints(p);
-    return values;
+    return rounded_to(values, input.dtype());
   }
   static GradList backward(Ctx& ctx, const Tensor& grad) {
     return {apply<MaxPool2dBackwardOp>(grad, ctx.saved(0), ctx.shape, pool_params_from(ctx)), Tensor()};
@@ -653,7 +688,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
            fmt::format("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                        "received {{{}, {}}}",
                        out[0], out[1]));
-  dispatch_floating(input.dtype(), "adaptive_avg_pool2d", []<class T>() {});
+  dispatch_floating_and_reduced(input.dtype(), "adaptive_avg_pool2d", []<class T>() {});
   const Tensor rows = adaptive_average_matrix(out[0], input.size(-2), input.options());
   const Tensor columns = adaptive_average_matrix(out[1], input.size(-1), input.options());
   if (pool_format(input) == MemoryFormat::ChannelsLast) {
@@ -799,6 +834,11 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   check_conv_operands("conv3d", 3, input, weight, bias, groups, false);
   const ConvNdParams p = conv_nd_params(stride, padding, dilation, 3);
   check_kernel_fits(input, weight, p, 3);
+  // The taps' planes are summed in float32 and rounded once (see in_float32).
+  if (is_reduced_floating_point(input.dtype()))
+    return conv3d(input.to(kFloat32), weight.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, stride,
+                  padding, dilation, groups)
+        .to(input.dtype());
   const bool batched = input.dim() == 5;
   const Tensor x = zero_pad_dim(batched ? input : input.unsqueeze(0), 2, p.padding[0], p.padding[0]);
   const int64_t n = x.size(0), channels = x.size(1), height = x.size(3), width = x.size(4);
@@ -909,6 +949,10 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
   const ConvNdParams p = conv_nd_params(stride, padding, dilation, 3);
   const DimVector extra = per_dim(output_padding, 3, "output_padding");
   check_transposed_sizes(input, weight, p, extra, 3);
+  if (is_reduced_floating_point(input.dtype()))  // summed in float32, rounded once (as conv3d)
+    return conv_transpose3d(input.to(kFloat32), weight.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias,
+                            stride, padding, output_padding, groups, dilation)
+        .to(input.dtype());
   const bool batched = input.dim() == 5;
   const Tensor x = batched ? input : input.unsqueeze(0);
   const int64_t n = x.size(0), depth = x.size(2), taps = weight.size(2);
@@ -1005,7 +1049,7 @@ Pool3dParams pool3d_params(std::string_view op, const Tensor& input, IntArrayRef
              fmt::format("pad should be at most half of kernel size, but got pad={} and kernel_size={}", p.padding[d],
                          p.kernel[d]));
   }
-  dispatch_floating(input.dtype(), op, []<class T>() {});
+  dispatch_floating_and_reduced(input.dtype(), op, []<class T>() {});
   DimVector in, out;
   for (size_t d = 0; d < 3; ++d) {
     in.push_back(input.size(input.dim() - 3 + static_cast<int64_t>(d)));
@@ -1159,7 +1203,7 @@ DimVector adaptive_sizes(std::string_view op, const Tensor& input, IntArrayRef o
   for (int64_t v : out)
     GD_CHECK(v >= 0, fmt::format("{}: elements of output_size must be greater than or equal to 0 but received {}", op,
                                  shape_to_string(out)));
-  dispatch_floating(input.dtype(), op, []<class T>() {});
+  dispatch_floating_and_reduced(input.dtype(), op, []<class T>() {});
   return out;
 }
 

@@ -1,6 +1,6 @@
-// Matrix products: mm, bmm, mv, dot and matmul with torch.matmul's semantics (1-D
-// operands, folding, broadcast batch dims), their shape/dtype checks with PyTorch's
-// messages, and their backward formulas. Floating dtypes go through kernels/gemm.h
+// Matrix products: mm, addmm, _addmm_activation, bmm, mv, dot and matmul with
+// torch.matmul's semantics (1-D operands, folding, broadcast batch dims), their
+// shape/dtype checks with PyTorch's messages, and their backward formulas. Floating dtypes go through kernels/gemm.h
 // (any device) reading strided operands in place; integer dtypes use a plain CPU
 // loop (no BLAS has them).
 #include <fmt/format.h>
@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
@@ -302,11 +304,15 @@ struct Mm {
   }
 };
 
-// a @ b + bias on a cuda device in one cuBLASLt call with its bias epilogue,
-// when bias is Linear's (one value per output column, dense) and the dtype is
-// float32 or float64; undefined when that does not apply or cuBLASLt declines.
-Tensor cuda_product_with_bias(const Tensor& bias, const Tensor& a, const Tensor& b) {
-  if (!a.device().is_cuda() || (a.dtype() != kFloat32 && a.dtype() != kFloat64)) return Tensor();
+// epilogue(a @ b + bias) on a cuda device in one cuBLASLt call, when bias is
+// Linear's (one value per output column, dense) and the dtype fits (float32 or
+// float64 for the bias alone, any floating dtype with an activation); undefined
+// when that does not apply or cuBLASLt declines.
+Tensor cuda_product_with_epilogue(kernels::GemmEpilogue epilogue, const Tensor& bias, const Tensor& a,
+                                  const Tensor& b) {
+  const bool dtype_fits = epilogue == kernels::GemmEpilogue::Bias ? a.dtype() == kFloat32 || a.dtype() == kFloat64
+                                                                  : is_floating_point(a.dtype());
+  if (!a.device().is_cuda() || !dtype_fits) return Tensor();
   const int64_t p = b.sizes()[1];
   const bool row_bias = (bias.dim() == 1 || (bias.dim() == 2 && bias.size(0) == 1)) && bias.size(-1) == p &&
                         (p == 1 || bias.stride(-1) == 1) && bias.device() == a.device() && bias.dtype() == a.dtype();
@@ -315,10 +321,80 @@ Tensor cuda_product_with_bias(const Tensor& bias, const Tensor& a, const Tensor&
   MatrixOperand ma = matrix_operand(a, {}), mb = matrix_operand(b, {});
   const BlasLayout la = readable_layout(ma, {}), lb = readable_layout(mb, {});
   Tensor out = empty({a.sizes()[0], p}, a.options());
-  if (!kernels::gemm_bias(a.dtype(), la.transposed, lb.transposed, ma.rows, p, ma.cols, ma.owner.data_ptr(), la.ld,
-                          mb.owner.data_ptr(), lb.ld, bias.data_ptr(), out.data_ptr(), p, cuda_seam::device_of(a)))
+  if (!kernels::gemm_epilogue(epilogue, a.dtype(), la.transposed, lb.transposed, ma.rows, p, ma.cols,
+                              ma.owner.data_ptr(), la.ld, mb.owner.data_ptr(), lb.ld, bias.data_ptr(), out.data_ptr(),
+                              p, cuda_seam::device_of(a)))
     return Tensor();
   return out;
+}
+
+// beta * self + alpha * (a @ b), self broadcast to [n, p], with no graph: the
+// values of Addmm (beta = 0 ignores self, NaN included, as in PyTorch).
+Tensor addmm_values(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  const DimVector out_sizes{a.sizes()[0], b.sizes()[1]};
+  if (alpha.to<double>() == 1 && beta.to<double>() == 1)
+    if (Tensor out = cuda_product_with_epilogue(kernels::GemmEpilogue::Bias, self, a, b); out.defined()) return out;
+  const Tensor bias = self.expand(out_sizes);
+  Tensor out = product(matrix_operand(a, {}), matrix_operand(b, {}), {}, out_sizes, "addmm");
+  if (alpha.to<double>() != 1) out.mul_(alpha);
+  if (beta.to<double>() != 0) out.add_(bias, beta);
+  return out;
+}
+
+// What Addmm's backward needs, in its context: b and a saved first (each only
+// when the other's gradient is wanted), the transposed flags, self's shape,
+// alpha and beta.
+void save_addmm(Ctx& ctx, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha,
+                const Tensor& extra = Tensor()) {
+  ctx.save_for_backward(ctx.needs_input_grad(1) ? b : Tensor(), ctx.needs_input_grad(2) ? a : Tensor(), extra);
+  ctx.ints = {is_transposed_matrix(a) ? 1 : 0, is_transposed_matrix(b) ? 1 : 0};
+  ctx.shape = self.sizes().dims();
+  ctx.scalar = alpha;
+  ctx.real = beta.to<double>();
+}
+
+// Linear's bias and weight gradients, g summed over its rows and (g^T a)^T, on
+// a cuda device in one cuBLASLt call (its bias-gradient epilogue) when the
+// backward records no graph, b is the transposed weight, self a row bias, beta
+// and alpha are 1 and the dtype float32 or float64. Undefined where that does
+// not apply or cuBLASLt declines (then a sum and a product, as on the CPU).
+std::pair<Tensor, Tensor> cuda_bias_and_weight_grads(const Ctx& ctx, const Tensor& g, const Tensor& a) {
+  if (!g.device().is_cuda() || GradMode::is_enabled() || (g.dtype() != kFloat32 && g.dtype() != kFloat64) ||
+      !ctx.needs_input_grad(0) || !ctx.needs_input_grad(2) || ctx.ints[1] != 1 || ctx.real != 1 ||
+      ctx.scalar.to<double>() != 1)
+    return {};
+  const int64_t n = g.size(0), p = g.size(1), m = a.size(1);
+  const bool row_bias = (ctx.shape.size() == 1 || (ctx.shape.size() == 2 && ctx.shape[0] == 1)) &&
+                        ctx.shape.back() == p;
+  if (!row_bias || n == 0 || p == 0 || m == 0 || a.dtype() != g.dtype()) return {};
+  // weight gradient [p, m] = g^T a; its bias gradient = the row sums of g^T.
+  MatrixOperand gt = matrix_operand(g.t(), {}), ma = matrix_operand(a, {});
+  const BlasLayout lg = readable_layout(gt, {}), la = readable_layout(ma, {});
+  Tensor grad_weight = empty({p, m}, g.options()), grad_bias = empty({p}, g.options());
+  if (!kernels::gemm_bias_gradient(g.dtype(), lg.transposed, la.transposed, p, m, n, gt.owner.data_ptr(), lg.ld,
+                                   ma.owner.data_ptr(), la.ld, grad_weight.data_ptr(), m, grad_bias.data_ptr(),
+                                   cuda_seam::device_of(g)))
+    return {};
+  return {grad_bias.view(ctx.shape), grad_weight.t()};
+}
+
+// The gradients of (self, a, b) from the gradient g of beta * self + alpha * (a @ b).
+GradList addmm_backward(const Ctx& ctx, const Tensor& g) {
+  auto [b, a] = ctx.saved<2>();
+  const Scalar alpha = ctx.scalar;
+  const bool unit_alpha = alpha.to<double>() == 1;
+  Tensor grad_self, grad_a, grad_b;
+  std::tie(grad_self, grad_b) = cuda_bias_and_weight_grads(ctx, g, a);
+  if (ctx.needs_input_grad(0) && !grad_self.defined())
+    grad_self = sum_to(ctx.real == 1 ? g : g * ctx.real, ctx.shape);
+  // In each input's layout, as Mm's backward.
+  if (ctx.needs_input_grad(1)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
+  if (ctx.needs_input_grad(2) && !grad_b.defined()) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
+  if (!unit_alpha) {
+    if (grad_a.defined()) grad_a = grad_a * alpha;
+    if (grad_b.defined()) grad_b = grad_b * alpha;
+  }
+  return {grad_self, grad_a, grad_b};
 }
 
 // beta * self + alpha * (a @ b), self broadcast to [n, p]: Linear's bias and
@@ -327,35 +403,10 @@ Tensor cuda_product_with_bias(const Tensor& bias, const Tensor& a, const Tensor&
 struct Addmm {
   static constexpr std::string_view name = "AddmmBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
-    ctx.save_for_backward(ctx.needs_input_grad(1) ? b : Tensor(), ctx.needs_input_grad(2) ? a : Tensor());
-    ctx.ints = {is_transposed_matrix(a) ? 1 : 0, is_transposed_matrix(b) ? 1 : 0};
-    ctx.shape = self.sizes().dims();
-    ctx.scalar = alpha;
-    ctx.real = beta.to<double>();
-    const DimVector out_sizes{a.sizes()[0], b.sizes()[1]};
-    if (alpha.to<double>() == 1 && ctx.real == 1)
-      if (Tensor out = cuda_product_with_bias(self, a, b); out.defined()) return out;
-    const Tensor bias = self.expand(out_sizes);
-    Tensor out = product(matrix_operand(a, {}), matrix_operand(b, {}), {}, out_sizes, "addmm");
-    if (alpha.to<double>() != 1) out.mul_(alpha);
-    if (ctx.real != 0) out.add_(bias, beta);
-    return out;
+    save_addmm(ctx, self, a, b, beta, alpha);
+    return addmm_values(self, a, b, beta, alpha);
   }
-  static GradList backward(Ctx& ctx, const Tensor& g) {
-    auto [b, a] = ctx.saved<2>();
-    const Scalar alpha = ctx.scalar;
-    const bool unit_alpha = alpha.to<double>() == 1;
-    Tensor grad_self, grad_a, grad_b;
-    if (ctx.needs_input_grad(0)) grad_self = sum_to(ctx.real == 1 ? g : g * ctx.real, ctx.shape);
-    // In each input's layout, as Mm's backward.
-    if (ctx.needs_input_grad(1)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
-    if (ctx.needs_input_grad(2)) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
-    if (!unit_alpha) {
-      if (grad_a.defined()) grad_a = grad_a * alpha;
-      if (grad_b.defined()) grad_b = grad_b * alpha;
-    }
-    return {grad_self, grad_a, grad_b};
-  }
+  static GradList backward(Ctx& ctx, const Tensor& g) { return addmm_backward(ctx, g); }
   static Tensor jvp(const Tensor& out, const GradList& t, const Tensor&, const Tensor& a, const Tensor& b,
                     Scalar beta, Scalar alpha) {
     Tensor product_tangent = add_tangents(t[1].defined() ? t[1].mm(b) : Tensor(), t[2].defined() ? a.mm(t[2]) : Tensor());
@@ -364,6 +415,30 @@ struct Addmm {
     if (t[0].defined() && beta.to<double>() != 0)
       self_tangent = (beta.to<double>() == 1 ? t[0] : t[0] * beta).expand(out.sizes());
     return add_tangents(self_tangent, product_tangent);
+  }
+};
+
+// relu(beta * self + alpha * (a @ b)) on a cuda device: one cuBLASLt call with
+// its relu epilogue where it applies, else addmm then relu (the composite the
+// CPU records). The backward is the composite's: relu's (a zero gradient where
+// the output is not positive) into Addmm's.
+struct AddmmRelu {
+  static constexpr std::string_view name = "AddmmActivationBackward0";
+  static Tensor forward(Ctx& ctx, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+    Tensor out;
+    if (alpha.to<double>() == 1 && beta.to<double>() == 1)
+      out = cuda_product_with_epilogue(kernels::GemmEpilogue::BiasRelu, self, a, b);
+    if (!out.defined()) out = relu(addmm_values(self, a, b, beta, alpha));
+    save_addmm(ctx, self, a, b, beta, alpha, out);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    return addmm_backward(ctx, threshold_backward(g, ctx.saved(2), 0));
+  }
+  static Tensor jvp(const Tensor& out, const GradList& t, const Tensor& self, const Tensor& a, const Tensor& b,
+                    Scalar beta, Scalar alpha) {
+    const Tensor pre = Addmm::jvp(out, t, self, a, b, beta, alpha);
+    return pre.defined() ? threshold_backward(pre, out, 0) : pre;
   }
 };
 
@@ -497,6 +572,27 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar 
   check_same_scalar_type(mat1.dtype(), self.dtype());
   check_same_device(self, mat1, "addmm");
   return apply<Addmm>(self, mat1, mat2, beta, alpha);
+}
+
+// PyTorch's at::_addmm_activation: relu(addmm(...)), or gelu(addmm(...),
+// "tanh") with use_gelu. On the CPU exactly that composite; on a cuda device
+// one cuBLASLt call with the activation epilogue where the bias is a row
+// vector, beta and alpha are 1 and cuBLASLt has a kernel (for gelu only when no
+// gradient is recorded: its backward needs the pre-activation).
+Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha,
+                         bool use_gelu) {
+  check_mm(mat1, mat2);
+  check_same_scalar_type(mat1.dtype(), self.dtype());
+  check_same_device(self, mat1, "addmm");
+  if (!mat1.device().is_cuda()) return use_gelu ? gelu(addmm(self, mat1, mat2, beta, alpha), "tanh")
+                                                : relu(addmm(self, mat1, mat2, beta, alpha));
+  if (!use_gelu) return apply<AddmmRelu>(self, mat1, mat2, beta, alpha);
+  const bool recorded = derivative_needed(self) || derivative_needed(mat1) || derivative_needed(mat2);
+  if (!recorded && alpha.to<double>() == 1 && beta.to<double>() == 1)
+    if (Tensor out = cuda_product_with_epilogue(kernels::GemmEpilogue::BiasGeluTanh, self, mat1, mat2);
+        out.defined())
+      return out;
+  return gelu(addmm(self, mat1, mat2, beta, alpha), "tanh");
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {

@@ -1,8 +1,9 @@
 // Row-major GEMM on the GPU through cuBLAS: one handle per (thread, device),
 // bound to the current stream with its own workspace, IEEE float32 unless
 // TF32 is allowed (PyTorch's matmul default); float16/bfloat16 accumulate in
-// float32 with no reduced-precision reduction. The bias epilogue of Linear
-// (gemm_bias) goes through cuBLASLt on the same workspace. Both libraries are
+// float32 with no reduced-precision reduction. The epilogues (Linear's bias,
+// and bias + relu or tanh-gelu for _addmm_activation: gemm_epilogue) go
+// through cuBLASLt on the same workspace. Both libraries are
 // loaded on first use (dlopen), so a program that never multiplies on a GPU
 // does not map their several hundred megabytes at start-up.
 #include <cublasLt.h>
@@ -19,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "kernels/cuda/blas.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/library.h"
 #include "kernels/cuda/runtime.h"
@@ -50,7 +52,7 @@ struct CublasApi {
   decltype(&cublasGetStatusString) status_string;
 };
 
-// The cuBLASLt entry points of the bias epilogue.
+// The cuBLASLt entry points of the epilogues.
 struct CublasLtApi {
   decltype(&cublasLtCreate) create;
   decltype(&cublasLtMatmulDescCreate) desc_create;
@@ -66,8 +68,8 @@ struct CublasLtApi {
 };
 
 // cuBLASLt, or nullptr when the library cannot be loaded or
-// GRADIENS_CUDA_NO_LT=1 turns the epilogue off (gemm_bias then declines and
-// the caller adds the bias itself).
+// GRADIENS_CUDA_NO_LT=1 turns every epilogue off (gemm_epilogue then declines
+// and the caller adds the bias and applies the activation itself).
 const CublasLtApi* cublas_lt() {
   static const std::optional<CublasLtApi> api = []() -> std::optional<CublasLtApi> {
     const char* off = std::getenv("GRADIENS_CUDA_NO_LT");
@@ -224,10 +226,10 @@ uint32_t alignment_of(const void* p) {
   return alignment;
 }
 
-// The cuBLASLt descriptors and the chosen kernel of one problem (dtype,
-// transposes, sizes, leading dimensions, alignments, TF32): built once per
-// thread and kept, so a repeated Linear pays only for setting the bias pointer
-// and the launch. `usable` is false when cuBLASLt has no kernel for it.
+// The cuBLASLt descriptors and the chosen kernel of one problem (epilogue,
+// dtype, transposes, sizes, leading dimensions, alignments, TF32): built once
+// per thread and kept, so a repeated Linear pays only for setting the bias
+// pointer and the launch. `usable` is false when cuBLASLt has no kernel for it.
 struct LtPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t layouts[3] = {};
@@ -236,7 +238,7 @@ struct LtPlan {
 };
 
 struct LtPlanKey {
-  int64_t values[13];
+  int64_t values[14];
   bool operator==(const LtPlanKey& other) const {
     return std::equal(std::begin(values), std::end(values), std::begin(other.values));
   }
@@ -250,19 +252,41 @@ struct LtPlanKeyHash {
   }
 };
 
+cudaDataType lt_type(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float64: return CUDA_R_64F;
+    case ScalarType::Float16: return CUDA_R_16F;
+    case ScalarType::BFloat16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+cublasLtEpilogue_t lt_epilogue(GemmEpilogue epilogue) {
+  switch (epilogue) {
+    case GemmEpilogue::BiasRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::BiasGeluTanh: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case GemmEpilogue::Bias: break;
+  }
+  return CUBLASLT_EPILOGUE_BIAS;
+}
+
 // Builds the plan (descriptors, heuristic's first kernel); never throws.
-LtPlan make_lt_plan(const CublasLtApi& lt, cublasLtHandle_t handle, ScalarType dtype, bool trans_a, bool trans_b,
-                    int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, uint32_t align_a,
-                    uint32_t align_b, uint32_t align_c, bool tf32) {
+LtPlan make_lt_plan(const CublasLtApi& lt, cublasLtHandle_t handle, cublasLtEpilogue_t epilogue, ScalarType dtype,
+                    bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                    uint32_t align_a, uint32_t align_b, uint32_t align_c, bool tf32) {
   LtPlan plan;
-  const cudaDataType type = dtype == kFloat32 ? CUDA_R_32F : CUDA_R_64F;
+  const cudaDataType type = lt_type(dtype);
+  // float16/bfloat16 scale and accumulate in float32, as gemm_batched does.
+  const cudaDataType scale_type = dtype == kFloat64 ? CUDA_R_64F : CUDA_R_32F;
   const cublasComputeType_t compute =
-      dtype == kFloat64 ? CUBLAS_COMPUTE_64F : (tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
-  bool ok = lt.desc_create(&plan.desc, compute, type) == CUBLAS_STATUS_SUCCESS;
+      dtype == kFloat64 ? CUBLAS_COMPUTE_64F
+                        : (dtype == kFloat32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  bool ok = lt.desc_create(&plan.desc, compute, scale_type) == CUBLAS_STATUS_SUCCESS;
   // As in gemm_batched: column-major D^T (n x m, ld ldc) = op(B)^T op(A)^T, so
-  // the bias, one value per column of the row-major C, runs along D's rows.
+  // the bias, one value per column of the row-major C, runs along D's rows,
+  // and the row sums of our op(A), one per row of C, are the sums over k of
+  // cuBLASLt's op(B), one per column of D (BGRADB).
   const cublasOperation_t first = op(trans_b), second = op(trans_a);
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, size_t size) {
     ok = ok && lt.desc_set(plan.desc, attribute, value, size) == CUBLAS_STATUS_SUCCESS;
   };
@@ -288,6 +312,12 @@ LtPlan make_lt_plan(const CublasLtApi& lt, cublasLtHandle_t handle, ScalarType d
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a));
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof(align_c));
   prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof(align_c));
+  if (dtype == kFloat16 || dtype == kBFloat16) {
+    // Split-k partial sums only in the compute type (float32), never in the
+    // output's: cuBLAS's CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION.
+    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    prefer(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes));
+  }
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   ok = ok && lt.heuristic(handle, plan.desc, plan.layouts[0], plan.layouts[1], plan.layouts[2], plan.layouts[2],
@@ -298,11 +328,14 @@ LtPlan make_lt_plan(const CublasLtApi& lt, cublasLtHandle_t handle, ScalarType d
   return plan;
 }
 
-}  // namespace
-
-bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
-               int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc, int device) {
-  if ((dtype != kFloat32 && dtype != kFloat64) || m <= 0 || n <= 0 || k <= 0) return false;
+// C = op(A) op(B) with cuBLASLt's `epilogue`, whose vector is `bias` (read,
+// or written by BGRADB); false, having done nothing, where cuBLASLt is not
+// there or has no kernel.
+bool lt_matmul(cublasLtEpilogue_t epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
+               int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
+               int64_t ldc, int device) {
+  if (!is_floating_point(dtype) || m <= 0 || n <= 0 || k <= 0) return false;
+  if (m >= (int64_t(1) << 31) || n >= (int64_t(1) << 31) || k >= (int64_t(1) << 31)) return false;
   const CublasLtApi* lt = cublas_lt();
   if (lt == nullptr) return false;
   DeviceGuard guard(device);
@@ -316,15 +349,16 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
   const Handle& h = handle_state(device);
   const uint32_t align_a = alignment_of(a), align_b = alignment_of(b), align_c = alignment_of(c);
   const bool tf32 = tf32_allowed.load();
-  const LtPlanKey key{{static_cast<int64_t>(dtype), trans_a, trans_b, m, n, k, lda, ldb, ldc, align_a, align_b,
-                       align_c, static_cast<int64_t>(tf32) | (static_cast<int64_t>(device) << 1)}};
+  const LtPlanKey key{{static_cast<int64_t>(epilogue), static_cast<int64_t>(dtype), trans_a, trans_b, m, n, k, lda,
+                       ldb, ldc, align_a, align_b, align_c,
+                       static_cast<int64_t>(tf32) | (static_cast<int64_t>(device) << 1)}};
   auto found = plans.find(key);
   if (found == plans.end())
-    found = plans.emplace(key, make_lt_plan(*lt, lt_handle, dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, align_a,
-                                            align_b, align_c, tf32))
+    found = plans.emplace(key, make_lt_plan(*lt, lt_handle, epilogue, dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc,
+                                            align_a, align_b, align_c, tf32))
                 .first;
   const LtPlan& plan = found->second;
-  if (!plan.usable) return false;  // no kernel for this problem: the caller adds the bias itself
+  if (!plan.usable) return false;  // no kernel for this problem: the caller does the epilogue itself
   if (lt->desc_set(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) != CUBLAS_STATUS_SUCCESS)
     return false;
   const auto stream = static_cast<cudaStream_t>(current_stream(device));
@@ -336,6 +370,27 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
                           plan.layouts[2], c, plan.layouts[2], &plan.algo, h.workspace, kWorkspaceBytes, stream),
                "cublasLtMatmul");
   return true;
+}
+
+}  // namespace
+
+bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+               int64_t lda, const void* b, int64_t ldb, const void* bias, void* c, int64_t ldc, int device) {
+  if (dtype != kFloat32 && dtype != kFloat64) return false;
+  return lt_matmul(CUBLASLT_EPILOGUE_BIAS, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc, device);
+}
+
+bool gemm_epilogue(GemmEpilogue epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                   int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
+                   int64_t ldc, int device) {
+  return lt_matmul(lt_epilogue(epilogue), dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc, device);
+}
+
+bool gemm_bias_gradient(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                        int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc, void* bias_grad, int device) {
+  if (dtype != kFloat32 && dtype != kFloat64) return false;
+  return lt_matmul(CUBLASLT_EPILOGUE_BGRADB, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias_grad, c, ldc,
+                   device);
 }
 
 }  // namespace gradiens::kernels::cuda

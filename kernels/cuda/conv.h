@@ -1,6 +1,6 @@
 // The CUDA convolution and pooling entry points: conv2d forward and its two
-// backward passes (float32 through cuDNN's graph API, float64 through im2col +
-// cuBLAS) and max/average pooling, on dense device buffers, queued on the
+// backward passes (float32, float16 and bfloat16 through cuDNN's graph API,
+// float64 through im2col + cuBLAS) and max/average pooling, on dense device buffers, queued on the
 // device's current stream. Needs no CUDA headers (engine code includes it).
 #pragma once
 
@@ -17,8 +17,9 @@ using kernels::ConvLayout;
 using kernels::Conv2dGeometry;
 using kernels::Pool2dGeometry;
 
-// output = conv(input, weight), without bias (the engine adds it). float32 runs
-// through cuDNN (loaded on first use): IEEE unless allow_tf32(), and with
+// output = conv(input, weight), without bias (the engine adds it). float32,
+// float16 and bfloat16 run through cuDNN (loaded on first use) with float32
+// compute; float32 is IEEE unless allow_tf32(); with
 // `deterministic` only engines without cuDNN's nondeterministic note.
 void conv2d_forward(ScalarType dtype, const Conv2dGeometry& g, const void* input, const void* weight, void* output,
                     int device, bool deterministic);

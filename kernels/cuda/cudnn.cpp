@@ -1,9 +1,10 @@
-// conv2d forward, backward-data and backward-filter on the GPU: float32 through
-// cuDNN 9's graph (backend) API, float64 handed to im2col + cuBLAS (im2col.cu).
+// conv2d forward, backward-data and backward-filter on the GPU: float32,
+// float16 and bfloat16 through cuDNN 9's graph (backend) API (float compute
+// type, as PyTorch), float64 handed to im2col + cuBLAS (im2col.cu).
 // cuDNN is loaded on first use (dlopen, as blas.cpp loads cuBLAS), so binaries
 // start without it. One cudnnHandle per (thread, device) set to the current
-// stream; one execution plan per (pass, geometry, alignment, TF32, determinism,
-// device) and thread, built from the heuristics' engine configs in order, the
+// stream; one execution plan per (pass, dtype, geometry, alignment, TF32,
+// determinism, device) and thread, built from the heuristics' engine configs in order, the
 // first that finalizes (Note [cuDNN engine filter]).
 #include <cudnn_graph.h>
 #include <cuda_runtime_api.h>
@@ -144,14 +145,23 @@ int64_t alignment_of(const void* p) {
   return alignment;
 }
 
-// A dense 4-d tensor [n, c, h, w] of float32 in `layout`.
-Descriptor tensor_descriptor(int64_t uid, const std::array<int64_t, 4>& dims, ConvLayout layout, int64_t alignment) {
+cudnnDataType_t cudnn_type(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float16: return CUDNN_DATA_HALF;
+    case ScalarType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+// A dense 4-d tensor [n, c, h, w] of `dtype` in `layout`.
+Descriptor tensor_descriptor(int64_t uid, ScalarType dtype, const std::array<int64_t, 4>& dims, ConvLayout layout,
+                             int64_t alignment) {
   const int64_t c = dims[1], h = dims[2], w = dims[3];
   const std::array<int64_t, 4> strides = layout == ConvLayout::NCHW
                                              ? std::array<int64_t, 4>{c * h * w, h * w, w, 1}
                                              : std::array<int64_t, 4>{h * w * c, 1, w * c, c};
   Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  const cudnnDataType_t type = cudnn_type(dtype);
   t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type, 1, "tensor data type");
   t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4, "tensor dimensions");
   t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4, "tensor strides");
@@ -194,6 +204,8 @@ struct Plan {
 // engine that down-converts its inputs is never taken; one with the
 // TENSOR_CORE note (TF32 for float32) only when allow_tf32(); one with the
 // NONDETERMINISTIC note not when deterministic algorithms are asked for.
+// float16 and bfloat16 take tensor-core engines always (they accumulate in
+// float32, the compute type), as PyTorch does.
 // Engines that compile at run time (NVRTC, seconds per plan) are tried only
 // when no precompiled one finalizes.
 bool has_note(cudnnBackendDescriptor_t engine, cudnnBackendAttributeName_t attribute,
@@ -269,14 +281,14 @@ const char* pass_name(Pass pass) {
 
 // Builds the plan for one pass: the tensors, the convolution, the operation,
 // the graph, then the first engine config that passes the filter and finalizes.
-Plan build_plan(Pass pass, const Conv2dGeometry& g, const std::array<int64_t, 3>& alignments, bool deterministic,
-                cudnnHandle_t handle) {
+Plan build_plan(Pass pass, ScalarType dtype, const Conv2dGeometry& g, const std::array<int64_t, 3>& alignments,
+                bool deterministic, cudnnHandle_t handle) {
   const std::array<int64_t, 4> x_dims{g.batch, g.in_channels, g.in_h, g.in_w};
   const std::array<int64_t, 4> w_dims{g.out_channels, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
   const std::array<int64_t, 4> y_dims{g.batch, g.out_channels, g.out_h, g.out_w};
-  Descriptor x = tensor_descriptor(kInputUid, x_dims, g.layout, alignments[0]);
-  Descriptor w = tensor_descriptor(kWeightUid, w_dims, g.layout, alignments[1]);
-  Descriptor y = tensor_descriptor(kOutputUid, y_dims, g.layout, alignments[2]);
+  Descriptor x = tensor_descriptor(kInputUid, dtype, x_dims, g.layout, alignments[0]);
+  Descriptor w = tensor_descriptor(kWeightUid, dtype, w_dims, g.layout, alignments[1]);
+  Descriptor y = tensor_descriptor(kOutputUid, dtype, y_dims, g.layout, alignments[2]);
   Descriptor convolution = convolution_descriptor(g);
   const float alpha = 1.0f, beta = 0.0f;
   std::unique_ptr<Descriptor> operation;
@@ -326,7 +338,7 @@ Plan build_plan(Pass pass, const Conv2dGeometry& g, const std::array<int64_t, 3>
   for (Descriptor& c : engine_configs(graph, CUDNN_HEUR_MODE_FALLBACK)) candidates.push_back(std::move(c));
   std::string last_failure = "no engine configuration was proposed";
   for (bool allow_runtime_compilation : {false, true}) {
-    const EngineFilter filter{allow_tf32(), deterministic, allow_runtime_compilation};
+    const EngineFilter filter{allow_tf32() || dtype != kFloat32, deterministic, allow_runtime_compilation};
     for (const Descriptor& config : candidates) {
       if (!filter.accepts(config.get())) continue;
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -348,17 +360,18 @@ Plan build_plan(Pass pass, const Conv2dGeometry& g, const std::array<int64_t, 3>
       return {plan.release(), workspace};
     }
   }
-  throw Error(std::string("cuDNN has no engine for this ") + pass_name(pass) + " (float32, " +
+  throw Error(std::string("cuDNN has no engine for this ") + pass_name(pass) + " (" + std::string(dtype_name(dtype)) +
+              ", " +
               (g.layout == ConvLayout::NHWC ? "channels_last" : "contiguous") + ", TF32 " +
               (allow_tf32() ? "allowed" : "off") + (deterministic ? ", deterministic" : "") +
               "); last failure: " + last_failure);
 }
 
-using PlanKey = std::array<int64_t, 24>;
+using PlanKey = std::array<int64_t, 25>;
 
-PlanKey plan_key(Pass pass, const Conv2dGeometry& g, const std::array<int64_t, 3>& alignments, bool deterministic,
-                 int device) {
-  return {static_cast<int64_t>(pass), g.batch, g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h,
+PlanKey plan_key(Pass pass, ScalarType dtype, const Conv2dGeometry& g, const std::array<int64_t, 3>& alignments,
+                 bool deterministic, int device) {
+  return {static_cast<int64_t>(pass), static_cast<int64_t>(dtype), g.batch, g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h,
           g.kernel_w, g.out_h, g.out_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w,
           g.groups, static_cast<int64_t>(g.layout), alignments[0], alignments[1], alignments[2], deterministic,
           allow_tf32(), device};
@@ -366,15 +379,16 @@ PlanKey plan_key(Pass pass, const Conv2dGeometry& g, const std::array<int64_t, 3
 
 // Runs one pass on (x, w, y) = (input or its gradient, weight or its gradient,
 // output or its gradient) on the current stream.
-void run_cudnn(Pass pass, const Conv2dGeometry& g, const void* x, const void* w, const void* y, int device,
-               bool deterministic) {
+void run_cudnn(Pass pass, ScalarType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* y,
+               int device, bool deterministic) {
   DeviceGuard guard(device);
   cudnnHandle_t handle = handle_for(device);
   const std::array<int64_t, 3> alignments{alignment_of(x), alignment_of(w), alignment_of(y)};
   thread_local std::map<PlanKey, Plan> plans;
-  const PlanKey key = plan_key(pass, g, alignments, deterministic, device);
+  const PlanKey key = plan_key(pass, dtype, g, alignments, deterministic, device);
   auto found = plans.find(key);
-  if (found == plans.end()) found = plans.emplace(key, build_plan(pass, g, alignments, deterministic, handle)).first;
+  if (found == plans.end())
+    found = plans.emplace(key, build_plan(pass, dtype, g, alignments, deterministic, handle)).first;
   const Plan& plan = found->second;
   void* workspace =
       plan.workspace_bytes > 0 ? device_malloc(static_cast<size_t>(plan.workspace_bytes), device) : nullptr;
@@ -407,9 +421,9 @@ void fill_zero(ScalarType dtype, void* out, int64_t n, int device) {
 }
 
 void check_conv(ScalarType dtype, const Conv2dGeometry& g, const char* op) {
-  GD_CHECK(dtype == kFloat32 || dtype == kFloat64,
-           std::string(op) + " on CUDA supports float32 and float64, not " + std::string(dtype_name(dtype)));
-  GD_CHECK(dtype == kFloat32 || g.layout == ConvLayout::NCHW,
+  GD_CHECK(is_floating_point(dtype), std::string(op) + " on CUDA supports float32, float64, float16 and bfloat16, not " +
+                                         std::string(dtype_name(dtype)));
+  GD_CHECK(dtype != kFloat64 || g.layout == ConvLayout::NCHW,
            std::string(op) + " on CUDA: float64 convolutions take NCHW buffers");
   GD_CHECK(g.groups > 0 && g.in_channels % g.groups == 0 && g.out_channels % g.groups == 0,
            std::string(op) + ": channels not divisible by groups");
@@ -426,7 +440,7 @@ void conv2d_forward(ScalarType dtype, const Conv2dGeometry& g, const void* input
   if (dtype == kFloat64)
     return conv2d_forward_gemm(g, static_cast<const double*>(input), static_cast<const double*>(weight),
                                static_cast<double*>(output), device);
-  run_cudnn(Pass::Forward, g, input, weight, output, device, deterministic);
+  run_cudnn(Pass::Forward, dtype, g, input, weight, output, device, deterministic);
 }
 
 void conv2d_backward_input(ScalarType dtype, const Conv2dGeometry& g, const void* grad_output, const void* weight,
@@ -436,7 +450,7 @@ void conv2d_backward_input(ScalarType dtype, const Conv2dGeometry& g, const void
   if (dtype == kFloat64)
     return conv2d_backward_input_gemm(g, static_cast<const double*>(grad_output), static_cast<const double*>(weight),
                                       static_cast<double*>(grad_input), device);
-  run_cudnn(Pass::BackwardData, g, grad_input, weight, grad_output, device, deterministic);
+  run_cudnn(Pass::BackwardData, dtype, g, grad_input, weight, grad_output, device, deterministic);
 }
 
 void conv2d_backward_weight(ScalarType dtype, const Conv2dGeometry& g, const void* grad_output, const void* input,
@@ -448,7 +462,7 @@ void conv2d_backward_weight(ScalarType dtype, const Conv2dGeometry& g, const voi
   if (dtype == kFloat64)
     return conv2d_backward_weight_gemm(g, static_cast<const double*>(grad_output), static_cast<const double*>(input),
                                        static_cast<double*>(grad_weight), device);
-  run_cudnn(Pass::BackwardFilter, g, input, grad_weight, grad_output, device, deterministic);
+  run_cudnn(Pass::BackwardFilter, dtype, g, input, grad_weight, grad_output, device, deterministic);
 }
 
 }  // namespace gradiens::kernels::cuda

@@ -2,6 +2,7 @@
 // device is available, and anything that would need one throws gradiens::Error.
 #include <atomic>
 
+#include "kernels/cuda/blas.h"
 #include "kernels/cuda/multi_tensor.h"
 #include "kernels/cuda/random.h"
 #include "kernels/cuda/runtime.h"
@@ -56,6 +57,14 @@ void gemm_batched(ScalarType, int64_t, bool, bool, int64_t, int64_t, int64_t, do
 }
 bool gemm_bias(ScalarType, bool, bool, int64_t, int64_t, int64_t, const void*, int64_t, const void*, int64_t,
                const void*, void*, int64_t, int) {
+  unavailable();
+}
+bool gemm_epilogue(GemmEpilogue, ScalarType, bool, bool, int64_t, int64_t, int64_t, const void*, int64_t, const void*,
+                   int64_t, const void*, void*, int64_t, int) {
+  unavailable();
+}
+bool gemm_bias_gradient(ScalarType, bool, bool, int64_t, int64_t, int64_t, const void*, int64_t, const void*, int64_t,
+                        void*, int64_t, void*, int) {
   unavailable();
 }
 void set_allow_tf32(bool allow) { tf32_allowed = allow; }

@@ -3,7 +3,9 @@
 // PyTorch's errors, and the sweep rows for gradcheck and gradgradcheck.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -389,4 +391,116 @@ TEST_CASE("the convolution rows are in the gradcheck sweep") {
   for (const auto& op : gd::testing::differentiable_ops())
     found += op.name.rfind("conv2d", 0) == 0 || op.name.find("pool2d") != std::string::npos;
   CHECK(found == 8);
+}
+
+namespace {
+
+// One reduced-float case: the op, its inputs' shapes (the last may be a bias),
+// and whether the float16/bfloat16 result is the float32 result rounded bit
+// for bit (the op is one float32 kernel call and one rounding; composites that
+// add a bias afterwards round twice).
+struct ReducedCase {
+  std::string what;
+  std::function<Tensor(const V&)> fn;
+  std::vector<Shape> shapes;
+  bool exact;
+  gd::MemoryFormat format = gd::MemoryFormat::Contiguous;
+};
+
+// Note [Reduced floats compute in float32]: the op on float16/bfloat16 inputs
+// against the same op on their float32 copies, rounded. Values within two
+// units in the last place of the dtype (2^-9 relative for float16, 2^-6 for
+// bfloat16) where not exact; gradients (all inputs) likewise, since the CPU's
+// float32 backward may fuse its passes (other summation orders). The result
+// has the float32 result's strides.
+void check_reduced_case(const ReducedCase& c, gd::ScalarType dtype) {
+  const double rtol = dtype == gd::kFloat16 ? 1.0 / 512 : 1.0 / 64;
+  V reduced, single;
+  uint64_t seed = 11;
+  for (const Shape& shape : c.shapes) {
+    Tensor x = gd::testing::sample(shape, -1, 1, seed++, gd::kFloat32).to(dtype);
+    if (x.dim() == 4) x = x.contiguous(c.format);
+    reduced.push_back(x.requires_grad_());
+    Tensor x32 = x.detach().to(gd::kFloat32);
+    single.push_back((x32.dim() == 4 ? x32.contiguous(c.format) : x32).requires_grad_());
+  }
+  const Tensor y = c.fn(reduced), y32 = c.fn(single);
+  CHECK(y.dtype() == dtype);
+  REQUIRE(y.sizes() == y32.sizes());
+  if (c.exact) CHECK(gd::equal(y, y32.to(dtype)));
+  // Composites that round their terms lose to cancellation: the absolute
+  // floor is rtol of the largest value.
+  const auto floor_of = [&](const Tensor& t) {
+    return rtol * std::max(1.0, t.numel() == 0 ? 0.0 : t.detach().abs().max().to(gd::kFloat64).item<double>());
+  };
+  CHECK(value_mismatch(y.to(gd::kFloat64), y32.to(dtype).to(gd::kFloat64), rtol, floor_of(y32)) == "");
+  CHECK(y.strides() == y32.strides());
+  const Tensor g = gd::testing::sample(y.sizes(), -1, 1, 99, gd::kFloat32).to(dtype);
+  const V grads = gd::autograd::grad({y}, reduced, {g});
+  const V grads32 = gd::autograd::grad({y32}, single, {g.to(gd::kFloat32)});
+  for (size_t i = 0; i < grads.size(); ++i) {
+    CAPTURE(i);
+    CHECK(grads[i].dtype() == dtype);
+    CHECK(value_mismatch(grads[i].to(gd::kFloat64), grads32[i].to(dtype).to(gd::kFloat64), rtol,
+                         floor_of(grads32[i])) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("convolutions and pooling in float16 and bfloat16 compute in float32 and round once") {
+  const gd::MemoryFormat channels_last = gd::MemoryFormat::ChannelsLast;
+  const std::vector<ReducedCase> cases = {
+      {"conv2d", [](const V& x) { return gd::conv2d(x[0], x[1], x[2]); }, {{2, 3, 6, 5}, {4, 3, 3, 2}, {4}}, true},
+      {"conv2d (stride, padding, dilation, groups)",
+       [](const V& x) { return gd::conv2d(x[0], x[1], x[2], {2, 1}, {1, 2}, {1, 2}, 2); },
+       {{2, 4, 7, 6}, {6, 2, 3, 2}, {6}}, true},
+      {"conv2d channels_last", [](const V& x) { return gd::conv2d(x[0], x[1], x[2], 1, 1); },
+       {{2, 3, 5, 5}, {4, 3, 3, 3}, {4}}, true, channels_last},
+      {"conv2d unbatched, no bias", [](const V& x) { return gd::conv2d(x[0], x[1]); }, {{3, 5, 5}, {2, 3, 2, 2}},
+       true},
+      {"conv1d", [](const V& x) { return gd::conv1d(x[0], x[1], x[2], 2, 1); }, {{2, 3, 9}, {4, 3, 3}, {4}}, true},
+      {"conv3d", [](const V& x) { return gd::conv3d(x[0], x[1], x[2], 1, {1, 0, 1}); },
+       {{1, 2, 4, 5, 4}, {3, 2, 2, 3, 2}, {3}}, true},
+      {"conv_transpose2d", [](const V& x) { return gd::conv_transpose2d(x[0], x[1], x[2], 2, 1, 1); },
+       {{2, 3, 4, 4}, {3, 2, 3, 3}, {2}}, false},
+      {"conv_transpose2d, no bias", [](const V& x) { return gd::conv_transpose2d(x[0], x[1], {}, 2, 1, 1); },
+       {{2, 3, 4, 4}, {3, 2, 3, 3}}, true},
+      {"conv_transpose1d", [](const V& x) { return gd::conv_transpose1d(x[0], x[1], x[2], 2); },
+       {{2, 3, 5}, {3, 4, 3}, {4}}, false},
+      {"conv_transpose3d", [](const V& x) { return gd::conv_transpose3d(x[0], x[1], x[2], 2, 1); },
+       {{1, 2, 3, 3, 3}, {2, 3, 3, 2, 2}, {3}}, true},
+      {"max_pool2d", [](const V& x) { return gd::max_pool2d(x[0], 3, 2, 1); }, {{2, 3, 7, 6}}, true},
+      {"max_pool2d channels_last", [](const V& x) { return gd::max_pool2d(x[0], 2); }, {{2, 3, 6, 6}}, true,
+       channels_last},
+      {"avg_pool2d", [](const V& x) { return gd::avg_pool2d(x[0], 3, 2, 1); }, {{2, 3, 7, 6}}, true},
+      {"avg_pool2d (ceil, exclude pad)", [](const V& x) { return gd::avg_pool2d(x[0], 2, 2, 1, true, false); },
+       {{3, 5, 4}}, true},
+      {"adaptive_avg_pool2d", [](const V& x) { return gd::adaptive_avg_pool2d(x[0], {2, 3}); }, {{2, 3, 5, 7}},
+       false},
+      {"max_pool1d", [](const V& x) { return gd::max_pool1d(x[0], 3, 2); }, {{2, 3, 9}}, true},
+      {"avg_pool3d", [](const V& x) { return gd::avg_pool3d(x[0], 2); }, {{1, 2, 4, 4, 4}}, false},
+  };
+  for (gd::ScalarType dtype : {gd::kFloat16, gd::kBFloat16})
+    for (const ReducedCase& c : cases) {
+      const std::string dtype_text(gd::dtype_name(dtype));
+      CAPTURE(dtype_text);
+      CAPTURE(c.what);
+      check_reduced_case(c, dtype);
+    }
+}
+
+TEST_CASE("convolutions in float16 and bfloat16: empty batches and layouts") {
+  for (gd::ScalarType dtype : {gd::kFloat16, gd::kBFloat16}) {
+    const Tensor x = gd::zeros({0, 3, 5, 5}, dtype), w = gd::ones({2, 3, 3, 3}, dtype);
+    const Tensor y = gd::conv2d(x, w, gd::ones({2}, dtype));
+    CHECK(y.sizes() == gd::IntArrayRef(Shape{0, 2, 3, 3}));
+    CHECK(y.dtype() == dtype);
+    // A channels_last input gives a channels_last output, as in float32.
+    const Tensor xl = gd::ones({1, 3, 5, 5}, dtype).contiguous(gd::MemoryFormat::ChannelsLast);
+    CHECK(gd::conv2d(xl, w).is_contiguous(gd::MemoryFormat::ChannelsLast));
+    CHECK(gd::max_pool2d(xl, 2).is_contiguous(gd::MemoryFormat::ChannelsLast));
+  }
+  // Integer inputs are still refused, with the float32 kernels' message.
+  CHECK(error_of([] { gd::conv2d(gd::ones({1, 1, 3, 3}, gd::kInt64), gd::ones({1, 1, 2, 2}, gd::kInt64)); }) != "");
 }

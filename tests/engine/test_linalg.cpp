@@ -3,6 +3,9 @@
 // first and second derivatives by finite differences.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -342,4 +345,93 @@ TEST_CASE("products: grad_fn names and saved operands") {
   a2.add_(1.0);
   y2.sum().backward();
   CHECK(gd::allclose(x.grad(), gd::ones({2, 2}, gd::kFloat64).mm(b.t())));
+}
+
+namespace {
+
+// at::_addmm_activation by its definition, element by element in double:
+// act(beta * self[j] + alpha * sum_l a[i, l] b[l, j]) with a 1-D self.
+std::vector<double> addmm_activation_by_definition(const gd::Tensor& self, const gd::Tensor& a, const gd::Tensor& b,
+                                                   double beta, double alpha, bool use_gelu) {
+  const std::vector<double> s = values(self), av = values(a), bv = values(b);
+  const int64_t n = a.size(0), m = a.size(1), p = b.size(1);
+  std::vector<double> out;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < p; ++j) {
+      double acc = 0;
+      for (int64_t l = 0; l < m; ++l) acc += av[static_cast<size_t>(i * m + l)] * bv[static_cast<size_t>(l * p + j)];
+      const double x = beta * s[static_cast<size_t>(j)] + alpha * acc;
+      const double k = std::sqrt(2.0 / 3.14159265358979323846);
+      out.push_back(use_gelu ? 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x))) : std::max(x, 0.0));
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("_addmm_activation: values by the definition (relu, tanh gelu, beta and alpha)") {
+  const gd::Tensor self = seq({3}, 0.2), a = seq({2, 4}, 0.1), b = seq({4, 3}, 0.6);
+  for (bool use_gelu : {false, true})
+    for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}, std::pair{0.0, -1.5}}) {
+      CAPTURE(use_gelu);
+      CAPTURE(beta);
+      CAPTURE(alpha);
+      check_values(gd::_addmm_activation(self, a, b, beta, alpha, use_gelu), {2, 3},
+                   addmm_activation_by_definition(self, a, b, beta, alpha, use_gelu));
+    }
+}
+
+TEST_CASE("_addmm_activation: on the CPU bit for bit addmm then relu or gelu(approximate='tanh')") {
+  for (gd::ScalarType dtype : {gd::kFloat32, gd::kFloat64, gd::kFloat16, gd::kBFloat16}) {
+    const std::string dtype_text(gd::dtype_name(dtype));
+    CAPTURE(dtype_text);
+    const gd::Tensor a = seq({5, 7}, 0.1, dtype), b = seq({7, 6}, 0.6, dtype);
+    const gd::Tensor row = seq({6}, 0.2, dtype), full = seq({5, 6}, 0.3, dtype), column = seq({5, 1}, 0.4, dtype);
+    for (const gd::Tensor& self : {row, full, column, row.unsqueeze(0)}) {
+      for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}}) {
+        CHECK(gd::equal(gd::_addmm_activation(self, a, b, beta, alpha),
+                        gd::relu(gd::addmm(self, a, b, beta, alpha))));
+        CHECK(gd::equal(gd::_addmm_activation(self, a, b, beta, alpha, true),
+                        gd::gelu(gd::addmm(self, a, b, beta, alpha), "tanh")));
+      }
+      // Transposed and strided operands, as Linear's weight.t().
+      const gd::Tensor wt = seq({6, 7}, 0.6, dtype).t(), strided = seq({5, 14}, 0.1, dtype).slice(1, 0, 14, 2);
+      CHECK(gd::equal(gd::_addmm_activation(self, strided, wt), gd::relu(gd::addmm(self, strided, wt))));
+      CHECK(gd::equal(gd::_addmm_activation(self, strided, wt, 1, 1, true),
+                      gd::gelu(gd::addmm(self, strided, wt), "tanh")));
+    }
+    // Empty operands: a [0, 6] result, and a k = 0 product (the bias alone).
+    CHECK(gd::_addmm_activation(row, seq({0, 7}, 0.1, dtype), b).sizes() == gd::IntArrayRef(Shape{0, 6}));
+    CHECK(gd::equal(gd::_addmm_activation(row, gd::zeros({5, 0}, dtype), gd::zeros({0, 6}, dtype)),
+                    gd::relu(row).expand({5, 6})));
+  }
+}
+
+TEST_CASE("_addmm_activation: gradients are the composite's (gradcheck, gradgradcheck)") {
+  for (bool use_gelu : {false, true}) {
+    CAPTURE(use_gelu);
+    auto fn = [use_gelu](const std::vector<gd::Tensor>& in) {
+      return std::vector<gd::Tensor>{gd::_addmm_activation(in[0], in[1], in[2], 0.5, 1.5, use_gelu)};
+    };
+    // Offsets that keep every pre-activation away from relu's kink at 0.
+    gd::Tensor self = seq({3}, 0.2).requires_grad_(), a = seq({2, 4}, 0.1).requires_grad_();
+    gd::Tensor b = seq({4, 3}, 0.6).requires_grad_();
+    CHECK(gd::autograd::gradcheck(fn, {self, a, b}));
+    CHECK(gd::autograd::gradgradcheck(fn, {self, a, b}));
+    // The weight transposed, as Linear passes it.
+    gd::Tensor w = seq({3, 4}, 0.6).requires_grad_();
+    auto linear = [use_gelu](const std::vector<gd::Tensor>& in) {
+      return std::vector<gd::Tensor>{gd::_addmm_activation(in[0], in[1], in[2].t(), 1, 1, use_gelu)};
+    };
+    CHECK(gd::autograd::gradcheck(linear, {self, a, w}));
+  }
+}
+
+TEST_CASE("_addmm_activation: addmm's checks and messages") {
+  const gd::Tensor self = seq({3}, 0.2), a = seq({2, 4}, 0.1), b = seq({4, 3}, 0.6);
+  CHECK_THROWS_WITH_AS(gd::_addmm_activation(self, a, seq({5, 3}, 0.6)),
+                       "mat1 and mat2 shapes cannot be multiplied (2x4 and 5x3)", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::_addmm_activation(self, a.to(gd::kFloat32), b),
+                       "expected m1 and m2 to have the same dtype, but got: float != double", gd::Error);
+  CHECK_THROWS_WITH_AS(gd::_addmm_activation(self, seq({2, 4, 1}, 0.1), b), "self must be a matrix", gd::Error);
 }
