@@ -1,7 +1,9 @@
 // index_fill/index_copy, scatter_reduce and unique/unique_consecutive: values
-// from closed forms worked by hand with PyTorch 2.x's semantics, PyTorch's
-// error messages, gradients by gradcheck/gradgradcheck (sweep rows at the end)
-// and by hand where the formula has cases (ties, zeros).
+// from PyTorch 1.13.1 (python3-torch), each case run there, and PyTorch's
+// error messages; gradients from PyTorch 1.13.1 too where they have cases
+// (ties, zeros), and by gradcheck/gradgradcheck (sweep rows at the end, which
+// PyTorch 1.13.1 passes on the same ops). The few literals PyTorch 1.13.1 does
+// not give are marked where they stand, with what it gives instead.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -71,7 +73,10 @@ TEST_CASE("index_fill: the value tensor's gradient sums the filled slices once e
   Tensor x = arange12().requires_grad_();
   Tensor y = x.index_fill(1, i64({0, 2, 0, -2}), v);  // columns 0 and 2 (-2 is 2)
   auto g = gd::autograd::grad({(y * arange12()).sum()}, {x, v});
-  // d/dv: the weights at columns 0 and 2: 0+4+8 + 2+6+10 = 30.
+  // d/dv: the weights at columns 0 and 2: 0+4+8 + 2+6+10 = 30. Not PyTorch's: its value gradient,
+  // grad.index_select(dim, unique(index)).sum(), raises on the negative index in PyTorch 1.13.1
+  // ("INDICES element is out of DATA bounds, id=-2 axis_dim=4"; 2.x has the same formula). With
+  // the index {0, 2, 0, 2} PyTorch 1.13.1 gives 30 and the same gradient for x.
   CHECK(g[1].item<double>() == doctest::Approx(30.0));
   CHECK(shape_value_mismatch(g[0], {0, 1, 0, 3, 0, 5, 0, 7, 0, 9, 0, 11}, {3, 4}) == "");
 }
@@ -132,6 +137,7 @@ TEST_CASE("index_copy: PyTorch's errors") {
 
 // ---- scatter_reduce ----
 
+// scatter_reduce is a beta API in PyTorch 1.13.1 (it warns so); its values here are 1.13.1's.
 TEST_CASE("scatter_reduce: every reduction, with and without self") {
   Tensor self = f64({1, 2, 3, 4}), index = i64({0, 1, 0, 1, 2, 1}), src = f64({5, 6, 7, 8, 9, 10});
   struct Row {
@@ -171,6 +177,10 @@ TEST_CASE("scatter_reduce: every reduction, with and without self") {
   CHECK(value_mismatch(self.scatter_reduce(0, gd::empty({0}, gd::kInt64), src, "amax"), self) == "");
 }
 
+// PyTorch 1.13.1 gives the last two messages as they are here. The first is PyTorch 2.x's; 1.13.1
+// ends it "or amin." without the name. For the next two, PyTorch (1.13.1 and 2.x alike) says
+// "scatter(): Expected dtype int64 for index" and "scatter(): Expected self.dtype to be equal to
+// src.dtype": these say scatter_reduce().
 TEST_CASE("scatter_reduce: PyTorch's errors") {
   Tensor x = gd::zeros({3}, gd::kFloat64);
   CHECK(error_of([&] { x.scatter_reduce(0, i64({0}), f64({1}), "max"); }) ==
@@ -228,7 +238,9 @@ TEST_CASE("unique: sorted values, inverse and counts") {
   CHECK(c2.numel() == 0);
   auto [v3, i3] = gd::_unique(f64({3, 1, 3, 2}, {2, 2}), true, true);
   CHECK(shape_value_mismatch(i3, {2, 0, 2, 1}, {2, 2}) == "");
-  // NaN is never equal to itself: each NaN is its own value, after the numbers.
+  // NaN is never equal to itself: each NaN is its own value, after the numbers. Not PyTorch
+  // 1.13.1's: its CPU unique mishandles NaN (values {1, nan, nan, 3}, inverse {3, 0, 0, 0}, counts
+  // {1, 0, 0, 1}), a known bug of that release (PyTorch issue 94106).
   auto [v4, i4, c4] = gd::_unique2(f64({3, kNaN, 1, kNaN}), true, true, true);
   CHECK(shape_value_mismatch(v4, {1, 3, kNaN, kNaN}, {4}) == "");
   CHECK(shape_value_mismatch(i4, {1, 2, 0, 3}, {4}) == "");
