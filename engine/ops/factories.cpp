@@ -9,8 +9,8 @@
 #include "engine/memory_format.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cuda/ops.h"
-#include "kernels/cuda/runtime.h"
+#include "engine/ops/cuda_seam.h"
+#include "kernels/factories.h"
 
 namespace gradiens {
 
@@ -19,7 +19,6 @@ Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
-kernels::cuda::StreamHandle cuda_stream(const Tensor& t) { return kernels::cuda::current_stream(t.device().index()); }
 TensorOptions merge(const Tensor& t, const TensorOptions& options) {
   return TensorOptions()
       .dtype(options.has_dtype() ? options.dtype() : t.dtype())
@@ -72,16 +71,8 @@ Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options);
 
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   GD_CHECK(n >= 0 && m >= 0, fmt::format("eye: n and m must be non-negative, got {} and {}", n, m));
-  if (options.device().is_cuda()) {
-    Tensor t = empty({n, m}, options.requires_grad(false));
-    kernels::cuda::eye(t.dtype(), t.data_ptr(), n, m, cuda_stream(t));
-    return finish(t, options);
-  }
-  Tensor t = zeros({n, m}, options.requires_grad(false));
-  dispatch_all(t.dtype(), "eye", [&]<class T>() {
-    T* p = t.cpu_data_ptr<T>();
-    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
-  });
+  Tensor t = empty({n, m}, options.requires_grad(false));
+  kernels::eye(t.dtype(), t.data_ptr(), n, m, cuda_seam::device_of(t));
   return finish(t, options);
 }
 
@@ -98,39 +89,17 @@ Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& option
   int64_t n = integral ? (end.to_long() - start.to_long() + step.to_long() - (step.to_long() > 0 ? 1 : -1)) /
                              step.to_long()
                        : static_cast<int64_t>(std::ceil((e - s) / st));
-  if (options.device().is_cuda()) {  // the loop below as a kernel: no transfer, no wait
-    Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
-    const kernels::Number first = integral ? kernels::Number::of_integer(start.to_long()) : kernels::Number::of_real(s);
-    const kernels::Number stride = integral ? kernels::Number::of_integer(step.to_long()) : kernels::Number::of_real(st);
-    kernels::cuda::range(dt, t.data_ptr(), n, first, stride, integral, cuda_stream(t));
-    return finish(t, options.dtype(dt));
-  }
   Tensor t = empty({n}, options.dtype(dt).requires_grad(false));
-  dispatch_numeric_and_reduced(dt, "arange", [&]<class T>() {
-    T* p = t.cpu_data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i)
-      p[i] = integral ? static_cast<T>(start.to_long() + i * step.to_long()) : static_cast<T>(s + i * st);
-  });
+  const kernels::Number first = integral ? kernels::Number::of_integer(start.to_long()) : kernels::Number::of_real(s);
+  const kernels::Number stride = integral ? kernels::Number::of_integer(step.to_long()) : kernels::Number::of_real(st);
+  kernels::range(dt, t.data_ptr(), n, first, stride, integral, cuda_seam::device_of(t));
   return finish(t, options.dtype(dt));
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
   GD_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
-  if (options.device().is_cuda()) {  // the loop below as a kernel
-    Tensor t = empty({steps}, options.requires_grad(false));
-    kernels::cuda::linspace(t.dtype(), t.data_ptr(), start, end, steps, cuda_stream(t));
-    return finish(t, options);
-  }
   Tensor t = empty({steps}, options.requires_grad(false));
-  dispatch_numeric_and_reduced(t.dtype(), "linspace", [&]<class T>() {
-    T* p = t.cpu_data_ptr<T>();
-    // Like PyTorch: the first half counts up from start, the second down from end.
-    double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-    int64_t half = steps / 2;
-    for (int64_t i = 0; i < steps; ++i)
-      p[i] = static_cast<T>(i < half ? start + step * static_cast<double>(i)
-                                     : end - step * static_cast<double>(steps - 1 - i));
-  });
+  kernels::linspace(t.dtype(), t.data_ptr(), start, end, steps, cuda_seam::device_of(t));
   return finish(t, options);
 }
 
