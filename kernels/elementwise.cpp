@@ -258,7 +258,7 @@ void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Numb
     const int64_t n = numel_of(shape);
     if (n == 0) return;
     GD_INTERNAL_ASSERT(is_row_major(shape, out.strides), "kernels::fill on a cuda device takes a dense buffer");
-    cuda::fill(dtype, out.data, n, value.to_double(), device.stream);
+    cuda::fill(dtype, out.data, n, value, device.stream);
     return;
   }
   cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)});

@@ -31,6 +31,11 @@ echo "test_cuda exit code: $?" | tee -a "$report/report.txt"
 # Each failing check with the test it belongs to, then doctest's summary and coverage messages.
 grep -E "TEST CASE:|ERROR:|MESSAGE:|values:|logged:" "$report/test_cuda.log" | head -150 | tee -a "$report/report.txt"
 grep -A2 -E "^\[doctest\] test cases:" "$report/test_cuda.log" | tee -a "$report/report.txt"
+# The GEMM tests again with cuBLASLt off: the plain cuBLAS paths and the epilogues' fallbacks.
+echo "== test_cuda GEMM cases with GRADIENS_CUDA_NO_LT=1" | tee -a "$report/report.txt"
+GRADIENS_CUDA_NO_LT=1 GRADIENS_REQUIRE_CUDA=1 timeout 120 "$bundle/test_cuda" \
+  -tc='cuda: _addmm*,cuda: Linear*,cuda: matrix products*,cuda: the same MLP*,cuda: float16 and bfloat16 products*' 2>&1 \
+  | grep -E "ERROR:|^\[doctest\] (test cases|assertions)" | head -40 | tee -a "$report/report.txt"
 
 # compute-sanitizer over a test of each kernel family, with the caching
 # allocator off so that it sees every allocation (it refuses the device on
@@ -39,7 +44,8 @@ if [ "${GPU_CHECK_SANITIZER:-1}" = 1 ] && command -v compute-sanitizer >/dev/nul
   echo "== compute-sanitizer memcheck" | tee -a "$report/report.txt"
   families='cuda: unary*,cuda: binary*,cuda: reductions*,cuda: matrix*,cuda: device*,cuda: index with*,cuda: gather*'
   families+=',cuda: sort*,cuda: cumsum*,cuda: embedding*,cuda: linalg det*,cuda: jet_activation*,cuda: the fused*'
-  families+=',cuda: max_pool2d*,cuda: avg_pool2d*'
+  families+=',cuda: max_pool2d*,cuda: avg_pool2d*,cuda: softmax*,cuda: argmax*,cuda: clamp*,cuda: scatter_reduce*'
+  families+=',cuda: unique*,cuda: batched cholesky*,cuda: float16 and bfloat16 conv*,cuda: _addmm_activation matches*'
   GRADIENS_CUDA_NO_CACHING=1 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 "$bundle/test_cuda" \
     -tc="$families" 2>&1 | tail -6 | tee -a "$report/report.txt"
 elif [ "${GPU_CHECK_SANITIZER:-1}" = 1 ]; then

@@ -76,7 +76,7 @@ void fill(const Tensor& t, const Scalar& value) {
 
 Tensor scalar_on(const Device& device, const Scalar& value, ScalarType dtype) {
   Tensor t = empty({}, TensorOptions().dtype(dtype).device(device));
-  kc::fill(dtype, t.data_ptr(), 1, value.to_double(), stream_of(t));
+  kc::fill(dtype, t.data_ptr(), 1, number_of(value), stream_of(t));
   return t;
 }
 

@@ -417,7 +417,7 @@ bool empty_conv(const Conv2dGeometry& g) {
 }
 
 void fill_zero(ScalarType dtype, void* out, int64_t n, int device) {
-  if (n > 0) fill(dtype, out, n, 0.0, current_stream(device));
+  if (n > 0) fill(dtype, out, n, Number::of_real(0.0), current_stream(device));
 }
 
 void check_conv(ScalarType dtype, const Conv2dGeometry& g, const char* op) {

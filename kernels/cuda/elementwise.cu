@@ -117,11 +117,12 @@ __device__ T unary_value(T x) {
   if constexpr (kOp == UnaryMath::Trunc) return trunc(x);
 }
 
+// float16 and bfloat16 compute in float32 and round once, as on the CPU.
 template <UnaryMath kOp, class T>
 struct UnaryMathElement {
   const T* in;
   T* out;
-  __device__ void operator()(int64_t i) const { out[i] = unary_value<kOp>(in[i]); }
+  __device__ void operator()(int64_t i) const { out[i] = convert_value<T>(unary_value<kOp>(load_as_opmath(in[i]))); }
 };
 
 template <UnaryMath kOp, class T>
@@ -225,15 +226,17 @@ __device__ T binary_value(Binary op, T x, T y, T alpha) {
   }
 }
 
+// float16 and bfloat16 compute in float32 and round once, as on the CPU.
 template <class T>
 struct BinaryElement {
   Binary op;
   T* out;
   const T* a;
   const T* b;
-  T alpha;
+  opmath_type<T> alpha;
   __device__ void operator()(const int64_t (&offsets)[3]) const {
-    out[offsets[0]] = binary_value(op, a[offsets[1]], b[offsets[2]], alpha);
+    out[offsets[0]] =
+        convert_value<T>(binary_value(op, load_as_opmath(a[offsets[1]]), load_as_opmath(b[offsets[2]]), alpha));
   }
 };
 
@@ -243,12 +246,13 @@ struct BinaryScalarElement {
   Binary op;
   T* out;
   const T* a;
-  T scalar;
+  opmath_type<T> scalar;
   bool scalar_first;
-  T alpha;
+  opmath_type<T> alpha;
   __device__ void operator()(const int64_t (&offsets)[2]) const {
-    const T x = a[offsets[1]];
-    out[offsets[0]] = scalar_first ? binary_value(op, scalar, x, alpha) : binary_value(op, x, scalar, alpha);
+    const opmath_type<T> x = load_as_opmath(a[offsets[1]]);
+    out[offsets[0]] =
+        convert_value<T>(scalar_first ? binary_value(op, scalar, x, alpha) : binary_value(op, x, scalar, alpha));
   }
 };
 
@@ -267,12 +271,14 @@ const char* binary_name(Binary op) {
 }
 
 // Calls launch.template operator()<T>() for the binary ops' dtypes: every op on
-// float32/float64, the integer-safe ones on int32/int64.
+// float32/float64/float16/bfloat16, the integer-safe ones on int32/int64.
 template <class Launch>
 void dispatch_binary_dtype(Binary op, ScalarType dtype, const Launch& launch) {
   switch (dtype) {
     case ScalarType::Float32: return launch.template operator()<float>();
     case ScalarType::Float64: return launch.template operator()<double>();
+    case ScalarType::Float16: return launch.template operator()<__half>();
+    case ScalarType::BFloat16: return launch.template operator()<__nv_bfloat16>();
     case ScalarType::Int32:
     case ScalarType::Int64: {
       const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
@@ -412,12 +418,13 @@ struct ScaledProductBackwardElement {
 
 // ---- host entry points ------------------------------------------------------------
 
-void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle stream) {
+void fill(ScalarType dtype, void* out, int64_t n, const Number& value, StreamHandle stream) {
   check_count(n, "fill");
   if (n == 0) return;
   dispatch_cuda_all(dtype, "fill", [&]<class T>() {
-    // Converted once on the host, then stored as raw bits.
-    const T typed_value = convert_value<T>(value);
+    // Converted once on the host (an integer value from its int64, so every
+    // bit of a large one survives), then stored as raw bits.
+    const T typed_value = value.floating ? convert_value<T>(value.real) : convert_value<T>(value.integer);
     using Bits = bits_type<sizeof(T)>;
     Bits bits;
     memcpy(&bits, &typed_value, sizeof bits);
@@ -465,7 +472,12 @@ void copy(ScalarType dst_dtype, const Strided& dst, ScalarType src_dtype, const 
 
 void unary_math(UnaryMath op, ScalarType dtype, const void* in, void* out, int64_t n, StreamHandle stream) {
   check_count(n, "unary_math");
-  dispatch_cuda_floating(dtype, "unary_math", [&]<class T>() { unary_math_typed<T>(op, in, out, n, stream); });
+  switch (dtype) {
+    case ScalarType::Float16: return unary_math_typed<__half>(op, in, out, n, stream);
+    case ScalarType::BFloat16: return unary_math_typed<__nv_bfloat16>(op, in, out, n, stream);
+    default:
+      dispatch_cuda_floating(dtype, "unary_math", [&]<class T>() { unary_math_typed<T>(op, in, out, n, stream); });
+  }
 }
 
 void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, const Strided& b, const Shape& shape,
@@ -475,7 +487,7 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
   dispatch_binary_dtype(op, dtype, [&]<class T>() {
     launch_strided_elementwise<3>(shape, strides,
                                   BinaryElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
-                                                   static_cast<const T*>(b.data), static_cast<T>(alpha)},
+                                                   static_cast<const T*>(b.data), static_cast<opmath_type<T>>(alpha)},
                                   stream);
   });
 }
@@ -487,8 +499,8 @@ void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Stride
   dispatch_binary_dtype(op, dtype, [&]<class T>() {
     launch_strided_elementwise<2>(
         shape, strides,
-        BinaryScalarElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data), static_cast<T>(scalar),
-                               scalar_first, static_cast<T>(alpha)},
+        BinaryScalarElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
+                               static_cast<opmath_type<T>>(scalar), scalar_first, static_cast<opmath_type<T>>(alpha)},
         stream);
   });
 }

@@ -50,8 +50,8 @@ struct Strided {
   int64_t strides[kMaxDims] = {};
 };
 
-// out[i] = value for n contiguous elements of any dtype (bool: value != 0).
-void fill(ScalarType dtype, void* out, int64_t n, double value, StreamHandle stream);
+// out[i] = value (converted as Number::to does) for n contiguous elements of any dtype (bool: value != 0).
+void fill(ScalarType dtype, void* out, int64_t n, const Number& value, StreamHandle stream);
 
 // dst = src elementwise over `shape`, converting src_dtype to dst_dtype as a
 // static_cast would (float to bool is != 0; float16/bfloat16 round to nearest

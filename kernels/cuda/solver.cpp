@@ -245,7 +245,7 @@ cublasFillMode_t fill_mode(bool upper) { return upper ? CUBLAS_FILL_MODE_UPPER :
 
 // Empty matrices are not handed to cuSOLVER: their infos are 0.
 void zero_infos(int* info, int64_t batch, int device) {
-  if (info != nullptr) fill(ScalarType::Int32, info, batch, 0, current_stream(device));
+  if (info != nullptr) fill(ScalarType::Int32, info, batch, Number::of_integer(0), current_stream(device));
 }
 
 // A device array of the batch's matrix pointers a + b * stride, b in [0, batch).

@@ -71,7 +71,7 @@ void set_allow_tf32(bool allow) { tf32_allowed = allow; }
 bool allow_tf32() { return tf32_allowed; }
 std::string device_name(int) { unavailable(); }
 
-void fill(ScalarType, void*, int64_t, double, StreamHandle) { unavailable(); }
+void fill(ScalarType, void*, int64_t, const Number&, StreamHandle) { unavailable(); }
 void copy(ScalarType, const Strided&, ScalarType, const Strided&, const Shape&, StreamHandle) { unavailable(); }
 void unary_math(UnaryMath, ScalarType, const void*, void*, int64_t, StreamHandle) { unavailable(); }
 void binary(Binary, ScalarType, const Strided&, const Strided&, const Strided&, const Shape&, double, StreamHandle) {

@@ -179,7 +179,7 @@ TEST_CASE("cuda: conv1d, conv3d and the transposed convolutions (composites of c
         cpu = run(kCpu);
         gpu = run(kGpu);
       } catch (const gd::Error& e) {
-        FAIL_CHECK(e.what());
+        FAIL_CHECK(std::string(e.what()));
         continue;
       }
       const char* names[] = {"output", "grad input", "grad weight", "grad bias"};
@@ -305,7 +305,7 @@ TEST_CASE("cuda: the 1-D, 3-D and adaptive pools run on the GPU and match the CP
       check_close(cpu[0], gpu[0], "output");
       check_close(cpu[1], gpu[1], "grad input");
     } catch (const gd::Error& e) {
-      FAIL_CHECK(e.what());
+      FAIL_CHECK(std::string(e.what()));
     }
   }
 }

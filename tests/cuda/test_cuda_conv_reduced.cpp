@@ -112,7 +112,7 @@ TEST_CASE("cuda: float16 and bfloat16 convolutions (cuDNN, float32 compute) matc
         cpu = run(kCpu);
         gpu = run(kGpu);
       } catch (const gd::Error& e) {
-        FAIL_CHECK(e.what());
+        FAIL_CHECK(std::string(e.what()));
         continue;
       }
       const char* names[] = {"output", "grad input", "grad weight", "grad bias"};

@@ -33,7 +33,7 @@ int sweep(Check check) {
       try {
         CHECK(check(*c, op.options));
       } catch (const std::exception& e) {
-        FAIL_CHECK(e.what());
+        FAIL_CHECK(std::string(e.what()));
       }
       ++runs;
     }
