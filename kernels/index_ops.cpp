@@ -16,14 +16,6 @@ namespace gradiens::kernels {
 
 namespace {
 
-cuda::Strided cuda_operand(const StridedRef& ref) {
-  cuda::Strided operand;
-  operand.data = ref.data;
-  for (size_t d = 0; d < ref.strides.size() && d < static_cast<size_t>(cuda::kMaxDims); ++d)
-    operand.strides[d] = ref.strides[d];
-  return operand;
-}
-
 void scatter_on_device(ScatterReduce op, ScalarType dtype, IntArrayRef shape, const StridedRef& dst,
                        const StridedRef& src, const StridedRef& index, int64_t index_scale, bool deterministic,
                        const DeviceRef& device) {
@@ -31,15 +23,15 @@ void scatter_on_device(ScatterReduce op, ScalarType dtype, IntArrayRef shape, co
   if (cuda_shape.numel() == 0) return;
   if (op == ScatterReduce::Set || op == ScatterReduce::Sum) {
     cuda::index_scatter(op == ScatterReduce::Set ? cuda::ScatterMode::Set : cuda::ScatterMode::Add, dtype, cuda_shape,
-                        cuda_operand(dst), cuda_operand(src), cuda_operand(index), index_scale, 1.0, deterministic,
-                        device.index, device.stream);
+                        cuda::strided_of(dst), cuda::strided_of(src), cuda::strided_of(index), index_scale, 1.0,
+                        deterministic, device.index, device.stream);
     return;
   }
   const cuda::AtomicReduce atomic = op == ScatterReduce::Prod  ? cuda::AtomicReduce::Prod
                                     : op == ScatterReduce::Max ? cuda::AtomicReduce::Max
                                                                : cuda::AtomicReduce::Min;
-  cuda::index_scatter_atomic(atomic, dtype, cuda_shape, cuda_operand(dst), cuda_operand(src), cuda_operand(index),
-                             index_scale, device.stream);
+  cuda::index_scatter_atomic(atomic, dtype, cuda_shape, cuda::strided_of(dst), cuda::strided_of(src),
+                             cuda::strided_of(index), index_scale, device.stream);
 }
 
 // reduce(slot, value) in T's arithmetic (float16/bfloat16 through float, one

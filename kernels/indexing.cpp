@@ -13,46 +13,19 @@
 
 namespace gradiens::kernels {
 
-namespace {
-
-cuda::Strided cuda_operand(const StridedRef& ref) {
-  cuda::Strided operand;
-  operand.data = ref.data;
-  for (size_t d = 0; d < ref.strides.size() && d < static_cast<size_t>(cuda::kMaxDims); ++d)
-    operand.strides[d] = ref.strides[d];
-  return operand;
-}
-
-// Remembers the first out-of-range index a (possibly parallel) loop meets, so
-// the error is thrown after the loop rather than from inside a thread team.
-class BadIndex {
- public:
-  void record(int64_t value) {
-    bool expected = false;
-    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
-  }
-  std::optional<int64_t> first() const { return seen_.load() ? std::optional<int64_t>(value_) : std::nullopt; }
-
- private:
-  std::atomic<bool> seen_{false};
-  int64_t value_ = 0;
-};
-
-}  // namespace
-
 std::optional<int64_t> index_gather(ScalarType dtype, IntArrayRef shape, const StridedRef& out, const StridedRef& src,
                                     const StridedRef& index, int64_t index_scale, int64_t index_limit,
                                     const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_gather(dtype, cuda::shape_of(shape), cuda_operand(out), cuda_operand(src), cuda_operand(index),
-                       index_scale, device.stream);
+    cuda::index_gather(dtype, cuda::shape_of(shape), cuda::strided_of(out), cuda::strided_of(src),
+                       cuda::strided_of(index), index_scale, device.stream);
     return std::nullopt;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
   cpu::ElementwiseIterator iter(shape, {cpu::Operand{out.data, esize, out.strides},
                                         cpu::Operand{index.data, 8, index.strides},
                                         cpu::Operand{src.data, esize, src.strides}});
-  BadIndex bad;
+  cpu::BadIndex bad;
   dispatch_all(dtype, "gather", [&]<class T>() {
     iter.for_each([&](char** p, const int64_t* st, int64_t n) {
       for (int64_t j = 0; j < n; ++j) {
@@ -72,15 +45,16 @@ std::optional<int64_t> index_scatter_add(ScalarType dtype, IntArrayRef shape, co
                                          const StridedRef& src, const StridedRef& index, int64_t index_scale,
                                          int64_t index_limit, bool deterministic, const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda::shape_of(shape), cuda_operand(dst), cuda_operand(src),
-                        cuda_operand(index), index_scale, 1.0, deterministic, device.index, device.stream);
+    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda::shape_of(shape), cuda::strided_of(dst),
+                        cuda::strided_of(src), cuda::strided_of(index), index_scale, 1.0, deterministic, device.index,
+                        device.stream);
     return std::nullopt;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
   cpu::ElementwiseIterator iter(shape, {cpu::Operand{dst.data, esize, dst.strides},
                                         cpu::Operand{index.data, 8, index.strides},
                                         cpu::Operand{src.data, esize, src.strides}});
-  BadIndex bad;
+  cpu::BadIndex bad;
   dispatch_numeric_and_reduced(dtype, "scatter_add", [&]<class T>() {
     // Serial: two index entries may name the same output element.
     iter.for_each(
@@ -116,8 +90,9 @@ std::optional<int64_t> index_scatter(ScalarType dtype, IntArrayRef shape, const 
                                      const StridedRef& index, int64_t index_scale, int64_t index_limit,
                                      bool deterministic, const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_scatter(cuda::ScatterMode::Set, dtype, cuda::shape_of(shape), cuda_operand(dst), cuda_operand(src),
-                        cuda_operand(index), index_scale, 1.0, deterministic, device.index, device.stream);
+    cuda::index_scatter(cuda::ScatterMode::Set, dtype, cuda::shape_of(shape), cuda::strided_of(dst),
+                        cuda::strided_of(src), cuda::strided_of(index), index_scale, 1.0, deterministic, device.index,
+                        device.stream);
     return std::nullopt;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
@@ -125,12 +100,12 @@ std::optional<int64_t> index_scatter(ScalarType dtype, IntArrayRef shape, const 
 }
 
 std::optional<int64_t> index_add(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& src,
-                                 const StridedRef& index, int64_t index_scale, int64_t index_limit,
-                                 const Number& alpha, bool deterministic, const DeviceRef& device) {
+                                 const StridedRef& index, int64_t index_scale, int64_t index_limit, const Number& alpha,
+                                 bool deterministic, const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda::shape_of(shape), cuda_operand(dst), cuda_operand(src),
-                        cuda_operand(index), index_scale, alpha.to_double(), deterministic, device.index,
-                        device.stream);
+    cuda::index_scatter(cuda::ScatterMode::Add, dtype, cuda::shape_of(shape), cuda::strided_of(dst),
+                        cuda::strided_of(src), cuda::strided_of(index), index_scale, alpha.to_double(), deterministic,
+                        device.index, device.stream);
     return std::nullopt;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
@@ -148,8 +123,8 @@ std::optional<int64_t> add_index_offsets(IntArrayRef shape, const StridedRef& of
 void gather_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& out, const StridedRef& src,
                        const StridedRef& offsets, const DeviceRef& device) {
   if (device.is_cuda()) {
-    cuda::index_gather(dtype, cuda::shape_of(shape), cuda_operand(out), cuda_operand(src), cuda_operand(offsets), 1,
-                       device.stream);
+    cuda::index_gather(dtype, cuda::shape_of(shape), cuda::strided_of(out), cuda::strided_of(src),
+                       cuda::strided_of(offsets), 1, device.stream);
     return;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));
@@ -160,8 +135,8 @@ void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, 
                     const StridedRef& offsets, bool accumulate, bool deterministic, const DeviceRef& device) {
   if (device.is_cuda()) {
     cuda::index_scatter(accumulate ? cuda::ScatterMode::Add : cuda::ScatterMode::Set, dtype, cuda::shape_of(shape),
-                        cuda_operand(dst), cuda_operand(values), cuda_operand(offsets), 1, 1.0, deterministic,
-                        device.index, device.stream);
+                        cuda::strided_of(dst), cuda::strided_of(values), cuda::strided_of(offsets), 1, 1.0,
+                        deterministic, device.index, device.stream);
     return;
   }
   const auto esize = static_cast<int64_t>(element_size(dtype));

@@ -16,7 +16,7 @@
 //   scatter    <- scatter(0) for self, gather for src   masked_select = index with a mask
 // The loops are kernels/indexing.h's. On a cuda device the offsets are
 // computed with device ops and the indices are range-checked before the launch
-// (check_indices_on_device), giving the CPU's messages.
+// (check_index_range), giving the CPU's messages.
 #include <fmt/format.h>
 
 #include <limits>
@@ -206,7 +206,7 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
       const Tensor& idx = per_dim[d];
       if (!idx.defined()) continue;
       const int64_t size = view.sizes()[d], stride = view.strides()[d];
-      check_indices_on_device(idx, -size, size, indexer++);
+      check_index_range(idx, -size, size, indexer++);
       plan.offsets = plan.offsets + where(lt(idx, 0), idx + size, idx) * stride;
     }
     plan.offsets = plan.offsets.contiguous();
@@ -334,7 +334,7 @@ Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, cons
   out_strides[dim] = 0;
   DimVector src_strides = src.dim() == 0 ? DimVector(i.sizes.size(), 0) : nonempty_layout(src).strides;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
-  if (out.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  if (out.device().is_cuda()) check_index_range(index, 0, dim_size, dim);
   // The value form's src is a 0-dim CPU tensor.
   Tensor source = out.device().is_cuda() && !src.device().is_cuda() ? src.to(out.device()) : src;
   throw_if_bad_index(kernels::index_scatter(out.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
@@ -431,7 +431,7 @@ struct IndexSelect {
     self_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, shape.size());
     const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
-    if (self.device().is_cuda()) check_indices_on_device(idx.index, 0, dim_size, dim);
+    if (self.device().is_cuda()) check_index_range(idx.index, 0, dim_size, dim);
     const DimVector out_strides = contiguous_strides(shape);
     throw_if_bad_index(kernels::index_gather(self.dtype(), shape, {out.data_ptr(), shape, out_strides},
                                              {self.data_ptr(), shape, self_strides},
@@ -497,7 +497,7 @@ struct IndexAdd {
     out_strides[dim] = 0;
     DimIndex idx = dim_index(index, dim, r.sizes.size());
     const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
-    if (out.device().is_cuda()) check_indices_on_device(idx.index, 0, dim_size, dim);
+    if (out.device().is_cuda()) check_index_range(idx.index, 0, dim_size, dim);
     // Serial on the CPU: repeated indices add into the same row.
     throw_if_bad_index(kernels::index_add(out.dtype(), r.sizes, {out.data_ptr(), r.sizes, out_strides},
                                           {source.data_ptr(), r.sizes, r.strides},

@@ -6,12 +6,11 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
+#include <string_view>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
-#include "kernels/cuda/ops.h"
 
 namespace gradiens {
 
@@ -24,50 +23,22 @@ inline DimGeometry nonempty_layout(const Tensor& t) {
   return {t.sizes().dims(), t.strides().dims()};
 }
 
-// Remembers the first out-of-range index a (possibly parallel) loop meets, so
-// the error is thrown after the loop rather than from inside a thread team.
-class BadIndex {
- public:
-  void record(int64_t value) {
-    bool expected = false;
-    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
-  }
-  void throw_if_seen(int64_t dim, int64_t size) const {
-    GD_CHECK(!seen_.load(), fmt::format("index {} is out of bounds for dimension {} with size {}", value_, dim, size));
-  }
-
- private:
-  std::atomic<bool> seen_{false};
-  int64_t value_ = 0;
-};
-
-// t's data (on a cuda device) as a kernel operand walked with `strides` (elements).
-inline kernels::cuda::Strided device_operand(const Tensor& t, IntArrayRef strides) {
-  kernels::cuda::Strided operand;
-  operand.data = t.data_ptr();
-  for (size_t d = 0; d < strides.size() && d < static_cast<size_t>(kernels::cuda::kMaxDims); ++d)
-    operand.strides[d] = strides[d];
-  return operand;
-}
-
-// A kernel cannot throw, so on a cuda device an int64 index tensor is checked
-// before the launch: one reduction and one copy to the host when all is well;
-// otherwise BadIndex's message for the first index outside [low, size) in
-// row-major order, the one a serial CPU loop meets first.
-inline void check_indices_on_device(const Tensor& index, int64_t low, int64_t size, int64_t dim) {
+// Throws "<prefix>index {} is out of bounds for dimension {} with size {}" for
+// the first value of the int64 `index` outside [low, size) in row-major order,
+// the one a serial CPU loop meets first. A kernel cannot throw, so on a cuda
+// device this runs before the launch: one reduction and one copy to the host
+// when all is well.
+inline void check_index_range(const Tensor& index, int64_t low, int64_t size, int64_t dim,
+                              std::string_view prefix = "") {
   if (index.numel() == 0) return;
   NoGradGuard no_grad;
   if (!any(logical_or(lt(index, low), ge(index, size))).item<bool>()) return;
   Tensor host = index.cpu().contiguous();
   const int64_t* values = host.cpu_data_ptr<int64_t>();
-  BadIndex bad;
-  for (int64_t i = 0; i < host.numel(); ++i) {
-    if (values[i] < low || values[i] >= size) {
-      bad.record(values[i]);
-      break;
-    }
-  }
-  bad.throw_if_seen(dim, size);
+  for (int64_t i = 0; i < host.numel(); ++i)
+    if (values[i] < low || values[i] >= size)
+      throw Error(
+          fmt::format("{}index {} is out of bounds for dimension {} with size {}", prefix, values[i], dim, size));
 }
 
 // Zero-pads `t` at the end of each dim up to `sizes` (differentiably, through cat).

@@ -21,18 +21,6 @@ namespace gradiens {
 
 namespace index_scatter {
 
-void check_index_range(const Tensor& index, int64_t low, int64_t size, int64_t dim, std::string_view prefix) {
-  if (index.numel() == 0) return;
-  NoGradGuard no_grad;
-  if (!any(logical_or(lt(index, low), ge(index, size))).item<bool>()) return;
-  Tensor host = index.cpu().contiguous();
-  const int64_t* values = host.cpu_data_ptr<int64_t>();
-  for (int64_t i = 0; i < host.numel(); ++i)
-    if (values[i] < low || values[i] >= size)
-      throw Error(
-          fmt::format("{}index {} is out of bounds for dimension {} with size {}", prefix, values[i], dim, size));
-}
-
 void scatter_along_dim(kernels::ScatterReduce op, const Tensor& out, IntArrayRef shape, IntArrayRef out_strides,
                        int64_t dim_stride, int64_t dim_size, int64_t dim, const Tensor& index,
                        IntArrayRef index_strides, const Tensor& src_in, IntArrayRef src_strides,
@@ -92,7 +80,7 @@ Tensor fill_slices(const Tensor& self, int64_t dim, const Tensor& index_in, cons
   Tensor out = copy_of(self);
   if (index_in.numel() == 0) return out;
   SliceScatter plan = slice_scatter(out, dim, index_in);
-  index_scatter::check_index_range(index_in, -plan.dim_size, plan.dim_size, dim);
+  check_index_range(index_in, -plan.dim_size, plan.dim_size, dim);
   Tensor index = where(lt(index_in, 0), index_in + plan.dim_size, index_in);
   plan.index_strides[dim] = index.dim() == 0 ? 0 : index.strides()[0];
   index_scatter::scatter_along_dim(kernels::ScatterReduce::Set, out, plan.shape, plan.self_strides, plan.dim_stride,

@@ -21,8 +21,4 @@ void scatter_along_dim(kernels::ScatterReduce op, const Tensor& out, IntArrayRef
                        IntArrayRef index_strides, const Tensor& src, IntArrayRef src_strides,
                        std::string_view prefix = "");
 
-// Throws "<prefix>index {} is out of bounds for dimension {} with size {}" for
-// the first value of the int64 `index` outside [low, size), in row-major order.
-void check_index_range(const Tensor& index, int64_t low, int64_t size, int64_t dim, std::string_view prefix = "");
-
 }  // namespace gradiens::index_scatter

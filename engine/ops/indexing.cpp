@@ -60,7 +60,7 @@ Tensor gather_kernel(const Tensor& self, int64_t dim, const Tensor& index) {
   DimVector self_strides = s.strides;
   self_strides[dim] = 0;
   const int64_t dim_size = s.sizes[dim], dim_stride = s.strides[dim];
-  if (self.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  if (self.device().is_cuda()) check_index_range(index, 0, dim_size, dim);
   throw_if_bad_index(kernels::index_gather(self.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
                                            {self.data_ptr(), i.sizes, self_strides},
                                            {index.data_ptr(), i.sizes, i.strides}, dim_stride, dim_size,
@@ -78,7 +78,7 @@ Tensor scatter_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, 
   DimVector out_strides = o.strides;
   out_strides[dim] = 0;
   const int64_t dim_size = o.sizes[dim], dim_stride = o.strides[dim];
-  if (out.device().is_cuda()) check_indices_on_device(index, 0, dim_size, dim);
+  if (out.device().is_cuda()) check_index_range(index, 0, dim_size, dim);
   throw_if_bad_index(kernels::index_scatter_add(out.dtype(), i.sizes, {out.data_ptr(), i.sizes, out_strides},
                                                 {src.data_ptr(), i.sizes, r.strides},
                                                 {index.data_ptr(), i.sizes, i.strides}, dim_stride, dim_size,

@@ -13,20 +13,6 @@ namespace {
 
 constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that keeps a loop on one thread
 
-// Remembers the first out-of-range index a (possibly parallel) loop meets.
-class BadIndex {
- public:
-  void record(int64_t value) {
-    bool expected = false;
-    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
-  }
-  std::optional<int64_t> first() const { return seen_.load() ? std::optional<int64_t>(value_) : std::nullopt; }
-
- private:
-  std::atomic<bool> seen_{false};
-  int64_t value_ = 0;
-};
-
 // Walks an iterator over (target, int64 index, other) and calls
 // body(target, k, other) for each index k in [0, size); others are recorded in
 // `bad`. The size and the body are copied into each run: locals, which the

@@ -4,6 +4,7 @@
 // additions; nonzero.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 
@@ -12,6 +13,21 @@
 #include "kernels/scalar_type.h"
 
 namespace gradiens::kernels::cpu {
+
+// Remembers the first out-of-range index a (possibly parallel) loop meets, so
+// it is reported after the loop rather than thrown from inside a thread team.
+class BadIndex {
+ public:
+  void record(int64_t value) {
+    bool expected = false;
+    if (seen_.compare_exchange_strong(expected, true)) value_ = value;
+  }
+  std::optional<int64_t> first() const { return seen_.load() ? std::optional<int64_t>(value_) : std::nullopt; }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
 
 // Operands (offsets, index), both int64: offsets += (k < 0 ? k + size : k) *
 // stride for each index k in [-size, size); the first k outside is returned.

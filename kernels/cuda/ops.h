@@ -49,6 +49,15 @@ struct Strided {
   void* data = nullptr;
   int64_t strides[kMaxDims] = {};
 };
+// An entry point's operand walked with its own strides (no broadcasting); the
+// strides beyond kMaxDims are dropped, so the caller checks the rank first.
+inline Strided strided_of(const StridedRef& ref) {
+  Strided operand;
+  operand.data = ref.data;
+  for (size_t d = 0; d < ref.strides.size() && d < static_cast<size_t>(kMaxDims); ++d)
+    operand.strides[d] = ref.strides[d];
+  return operand;
+}
 
 // out[i] = value (converted as Number::to does) for n contiguous elements of any dtype (bool: value != 0).
 void fill(ScalarType dtype, void* out, int64_t n, const Number& value, StreamHandle stream);
