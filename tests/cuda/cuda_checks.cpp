@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -44,6 +45,19 @@ void check_same_bits(const Tensor& cpu, const Tensor& gpu, const std::string& wh
   Tensor a = cpu.contiguous(), b = gpu.cpu().contiguous();
   const size_t bytes = static_cast<size_t>(a.numel()) * a.element_size();
   CHECK_MESSAGE(std::memcmp(a.data_ptr(), b.data_ptr(), bytes) == 0, "the bits differ");
+}
+
+void check_close_normwise(const Tensor& cpu, const Tensor& gpu, const std::string& what, double tol) {
+  INFO(what);
+  REQUIRE(gpu.defined());
+  CHECK(gpu.device() == Device("cuda:0"));
+  CHECK(gpu.dtype() == cpu.dtype());
+  REQUIRE(gpu.sizes() == cpu.sizes());
+  if (cpu.numel() == 0) return;
+  Tensor a = cpu.detach().to(kFloat64), b = gpu.detach().cpu().to(kFloat64);
+  const double scale = std::max(1.0, a.abs().max().item<double>());
+  const double error = (a - b).abs().max().item<double>();  // NaN when either holds one
+  CHECK_MESSAGE(error <= tol * scale, fmt::format("max |gpu - cpu| = {:.3e}, max |cpu| = {:.3e}", error, scale));
 }
 
 double largest_magnitude(const Tensor& t) {

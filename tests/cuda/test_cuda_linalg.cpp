@@ -17,6 +17,7 @@
 #include "engine/cuda.h"
 #include "engine/linalg.h"
 #include "gradiens.h"
+#include "tests/cuda/cuda_checks.h"
 #include "tests/engine/op_registry.h"
 
 namespace gd = gradiens;
@@ -26,25 +27,13 @@ using V = std::vector<Tensor>;
 
 namespace {
 
+using gd::testing::check_close_normwise;
+
 const gd::Device kGpu("cuda:0");
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// GPU against CPU, normwise: max |gpu - cpu| <= tol * max(1, max |cpu|), which is
-// what a backward-stable factorization promises (element-wise agreement is not).
+// The normwise tolerance of check_close_normwise, per dtype.
 double tolerance(gd::ScalarType dt) { return dt == gd::kFloat64 ? 1e-10 : 1e-4; }
-
-void check_close(const Tensor& cpu, const Tensor& gpu, const std::string& what, double tol) {
-  INFO(what);
-  REQUIRE(gpu.defined());
-  CHECK(gpu.device() == kGpu);
-  CHECK(gpu.dtype() == cpu.dtype());
-  REQUIRE(gpu.sizes() == cpu.sizes());
-  if (cpu.numel() == 0) return;
-  Tensor a = cpu.detach().to(gd::kFloat64), b = gpu.detach().cpu().to(gd::kFloat64);
-  const double scale = std::max(1.0, a.abs().max().item<double>());
-  const double error = (a - b).abs().max().item<double>();  // NaN when either holds one
-  CHECK_MESSAGE(error <= tol * scale, fmt::format("max |gpu - cpu| = {:.3e}, max |cpu| = {:.3e}", error, scale));
-}
 
 // The same check on a CPU-computed tensor that must equal `want`.
 void check_near(const Tensor& got, const Tensor& want, const std::string& what, double tol) {
@@ -151,24 +140,26 @@ TEST_CASE("cuda: linalg det, slogdet, inv and solve match the CPU") {
     for (const Input& in : square_inputs(well_conditioned, dt)) {
       const std::string what = fmt::format("{} {}", in.name, dtype_label(dt));
       Tensor a = in.cpu(), g = in.gpu();
-      check_close(la::det(a), la::det(g), what + ": det", tol);
+      check_close_normwise(la::det(a), la::det(g), what + ": det", tol);
       auto [sign_cpu, logabs_cpu] = la::slogdet(a);
       auto [sign_gpu, logabs_gpu] = la::slogdet(g);
-      check_close(sign_cpu, sign_gpu, what + ": slogdet sign", tol);
-      check_close(logabs_cpu, logabs_gpu, what + ": slogdet logabsdet", tol);
-      check_close(la::inv(a), la::inv(g), what + ": inv", tol);
+      check_close_normwise(sign_cpu, sign_gpu, what + ": slogdet sign", tol);
+      check_close_normwise(logabs_cpu, logabs_gpu, what + ": slogdet logabsdet", tol);
+      check_close_normwise(la::inv(a), la::inv(g), what + ": inv", tol);
       Tensor b = right_hand_side(a, 7);
-      check_close(la::solve(a, b), la::solve(g, b.to(kGpu)), what + ": solve", tol);
+      check_close_normwise(la::solve(a, b), la::solve(g, b.to(kGpu)), what + ": solve", tol);
       Tensor vector = b.select(-1, 0);
-      check_close(la::solve(a, vector), la::solve(g, vector.to(kGpu)), what + ": solve (vector)", tol);
+      check_close_normwise(la::solve(a, vector), la::solve(g, vector.to(kGpu)), what + ": solve (vector)", tol);
       Tensor bt = b.mT().contiguous();
-      check_close(la::solve(a, bt, false), la::solve(g, bt.to(kGpu), false), what + ": solve (left=false)", tol);
+      check_close_normwise(la::solve(a, bt, false), la::solve(g, bt.to(kGpu), false), what + ": solve (left=false)",
+                           tol);
     }
     // A's batch broadcast against B's.
     Tensor A = well_conditioned({2, 1, 3, 3}, 8).to(dt), B = gd::testing::sample({2, 4, 3, 2}, -1, 1, 9, dt);
-    check_close(la::solve(A, B), la::solve(A.to(kGpu), B.to(kGpu)), "solve, broadcast batch " + dtype_label(dt), tol);
+    check_close_normwise(la::solve(A, B), la::solve(A.to(kGpu), B.to(kGpu)),
+                         "solve, broadcast batch " + dtype_label(dt), tol);
     Tensor A1 = well_conditioned({3, 3}, 10).to(dt);
-    check_close(la::solve(A1, B), la::solve(A1.to(kGpu), B.to(kGpu)), "solve, one A " + dtype_label(dt), tol);
+    check_close_normwise(la::solve(A1, B), la::solve(A1.to(kGpu), B.to(kGpu)), "solve, one A " + dtype_label(dt), tol);
   }
   // An exactly zero pivot: det 0, sign 0, logabsdet -inf, as on the CPU.
   Tensor singular = gd::testing::tensor_of({1, 2, 0, 2, 4, 0, 0, 0, 1}, {3, 3}).to(kGpu);
@@ -185,8 +176,8 @@ TEST_CASE("cuda: linalg cholesky and eigh match the CPU") {
     for (const Input& in : square_inputs(positive_definite, dt)) {
       const std::string what = fmt::format("{} {}", in.name, dtype_label(dt));
       Tensor a = in.cpu(), g = in.gpu();
-      check_close(la::cholesky(a), la::cholesky(g), what + ": cholesky", tol);
-      check_close(la::cholesky(a, true), la::cholesky(g, true), what + ": cholesky (upper)", tol);
+      check_close_normwise(la::cholesky(a), la::cholesky(g), what + ": cholesky", tol);
+      check_close_normwise(la::cholesky(a, true), la::cholesky(g, true), what + ": cholesky (upper)", tol);
     }
     for (const Input& in : square_inputs(symmetric_spread, dt)) {
       const std::string what = fmt::format("{} {}", in.name, dtype_label(dt));
@@ -194,16 +185,17 @@ TEST_CASE("cuda: linalg cholesky and eigh match the CPU") {
       for (const char* uplo : {"L", "U"}) {
         auto [w_cpu, v_cpu] = la::eigh(a, uplo);
         auto [w_gpu, v_gpu] = la::eigh(g, uplo);
-        check_close(w_cpu, w_gpu, what + ": eigh eigenvalues " + uplo, tol);
+        check_close_normwise(w_cpu, w_gpu, what + ": eigh eigenvalues " + uplo, tol);
         REQUIRE(v_gpu.sizes() == v_cpu.sizes());
         if (v_cpu.numel() > 0) check_same_vectors_up_to_sign(v_cpu, v_gpu, what + ": eigh eigenvectors " + uplo, tol);
       }
     }
     // UPLO picks the triangle that is read: a matrix that is not symmetric.
-    Tensor t = gd::testing::sample({4, 4}, -1, 1, 11, dt) + gd::eye(4, f64()).to(dt) * gd::arange(4, f64()).to(dt) * 3.0;
+    Tensor t =
+        gd::testing::sample({4, 4}, -1, 1, 11, dt) + gd::eye(4, f64()).to(dt) * gd::arange(4, f64()).to(dt) * 3.0;
     for (const char* uplo : {"L", "U"})
-      check_close(std::get<0>(la::eigh(t, uplo)), std::get<0>(la::eigh(t.to(kGpu), uplo)),
-                  fmt::format("eigh of a non-symmetric matrix, UPLO {} {}", uplo, dtype_label(dt)), tol);
+      check_close_normwise(std::get<0>(la::eigh(t, uplo)), std::get<0>(la::eigh(t.to(kGpu), uplo)),
+                           fmt::format("eigh of a non-symmetric matrix, UPLO {} {}", uplo, dtype_label(dt)), tol);
   }
 }
 
@@ -253,12 +245,12 @@ TEST_CASE("cuda: linalg qr and svd match the CPU") {
           }
         }
         // SVD: singular values directly, vectors up to sign, and U S Vh = A.
-        check_close(la::svdvals(a), la::svdvals(g), what + ": svdvals", tol);
+        check_close_normwise(la::svdvals(a), la::svdvals(g), what + ": svdvals", tol);
         for (bool full : {false, true}) {
           const std::string label = fmt::format("{}: svd full_matrices={}", what, full);
           auto [u_cpu, s_cpu, vh_cpu] = la::svd(a, full);
           auto [u_gpu, s_gpu, vh_gpu] = la::svd(g, full);
-          check_close(s_cpu, s_gpu, label + " S", tol);
+          check_close_normwise(s_cpu, s_gpu, label + " S", tol);
           REQUIRE(u_gpu.sizes() == u_cpu.sizes());
           REQUIRE(vh_gpu.sizes() == vh_cpu.sizes());
           Tensor u = u_gpu.cpu(), vh = vh_gpu.cpu(), sv = s_gpu.cpu();
@@ -280,17 +272,20 @@ TEST_CASE("cuda: linalg matrix_norm and cond match the CPU") {
     const std::string label = dtype_label(dt);
     Tensor tall = with_spread_spectrum({2}, 4, 3, 31).to(dt), square = well_conditioned({2, 3, 3}, 32).to(dt);
     Tensor tall_gpu = tall.to(kGpu), square_gpu = square.to(kGpu);
-    check_close(la::matrix_norm(tall, "nuc"), la::matrix_norm(tall_gpu, "nuc"), "matrix_norm nuc " + label, tol);
-    check_close(la::matrix_norm(tall, "fro"), la::matrix_norm(tall_gpu, "fro"), "matrix_norm fro " + label, tol);
+    check_close_normwise(la::matrix_norm(tall, "nuc"), la::matrix_norm(tall_gpu, "nuc"), "matrix_norm nuc " + label,
+                         tol);
+    check_close_normwise(la::matrix_norm(tall, "fro"), la::matrix_norm(tall_gpu, "fro"), "matrix_norm fro " + label,
+                         tol);
     for (double ord : {2.0, -2.0, 1.0, -1.0, kInf, -kInf})
-      check_close(la::matrix_norm(tall, ord), la::matrix_norm(tall_gpu, ord), fmt::format("matrix_norm {} {}", ord, label),
-                  tol);
-    check_close(la::cond(tall), la::cond(tall_gpu), "cond 2 " + label, tol);
-    check_close(la::cond(tall, -2), la::cond(tall_gpu, -2), "cond -2 " + label, tol);
+      check_close_normwise(la::matrix_norm(tall, ord), la::matrix_norm(tall_gpu, ord),
+                           fmt::format("matrix_norm {} {}", ord, label), tol);
+    check_close_normwise(la::cond(tall), la::cond(tall_gpu), "cond 2 " + label, tol);
+    check_close_normwise(la::cond(tall, -2), la::cond(tall_gpu, -2), "cond -2 " + label, tol);
     for (double ord : {1.0, -1.0, kInf, -kInf})
-      check_close(la::cond(square, ord), la::cond(square_gpu, ord), fmt::format("cond {} {}", ord, label), tol);
-    check_close(la::cond(square, "fro"), la::cond(square_gpu, "fro"), "cond fro " + label, tol);
-    check_close(la::cond(square, "nuc"), la::cond(square_gpu, "nuc"), "cond nuc " + label, tol);
+      check_close_normwise(la::cond(square, ord), la::cond(square_gpu, ord), fmt::format("cond {} {}", ord, label),
+                           tol);
+    check_close_normwise(la::cond(square, "fro"), la::cond(square_gpu, "fro"), "cond fro " + label, tol);
+    check_close_normwise(la::cond(square, "nuc"), la::cond(square_gpu, "nuc"), "cond nuc " + label, tol);
   }
   // A singular matrix in the batch: inf there, as on the CPU.
   Tensor singular = gd::stack({gd::testing::tensor_of({1, 2, 0, 2, 4, 0, 0, 0, 1}, {3, 3}), gd::eye(3, f64()) * 2.0});
@@ -347,14 +342,17 @@ TEST_CASE("cuda: linalg gradients match the CPU in float64") {
   const GradCase cases[] = {
       {"det", [](const V& x) { return V{la::det(shifted(x[0], 3))}; }, {{2, 3, 3}}},
       {"det (singular: cofactors)",
-       [](const V& x) { return V{la::det(x[0] * gd::testing::tensor_of({1, 1, 1, 1, 1, 1, 0, 0, 0}, {3, 3}).to(x[0].device()))}; },
+       [](const V& x) {
+         return V{la::det(x[0] * gd::testing::tensor_of({1, 1, 1, 1, 1, 1, 0, 0, 0}, {3, 3}).to(x[0].device()))};
+       },
        {{3, 3}}},
       {"slogdet", [](const V& x) { return V{std::get<1>(la::slogdet(shifted(x[0], -3)))}; }, {{2, 3, 3}}},
       {"inv", [](const V& x) { return V{la::inv(shifted(x[0], 3))}; }, {{2, 3, 3}}},
       {"inv (transposed)", [](const V& x) { return V{la::inv(shifted(x[0].mT(), 3))}; }, {{4, 4}}},
       {"solve", [](const V& x) { return V{la::solve(shifted(x[0], 3), x[1])}; }, {{2, 3, 3}, {2, 3, 2}}},
       {"solve (broadcast A)", [](const V& x) { return V{la::solve(shifted(x[0], 3), x[1])}; }, {{3, 3}, {2, 3, 2}}},
-      {"solve (left=false)", [](const V& x) { return V{la::solve(shifted(x[0], 3), x[1], false)}; },
+      {"solve (left=false)",
+       [](const V& x) { return V{la::solve(shifted(x[0], 3), x[1], false)}; },
        {{2, 3, 3}, {2, 2, 3}}},
       {"cholesky", [](const V& x) { return V{la::cholesky(spd(x[0]))}; }, {{2, 3, 3}}},
       {"cholesky (upper)", [](const V& x) { return V{la::cholesky(spd(x[0]), true)}; }, {{3, 3}}},
@@ -363,28 +361,39 @@ TEST_CASE("cuda: linalg gradients match the CPU in float64") {
          auto [w, vectors] = la::eigh(spread_symmetric(x[0]));
          return V{w, vectors.square()};
        },
-       {{2, 3, 3}}, -0.5, 0.5},
+       {{2, 3, 3}},
+       -0.5,
+       0.5},
       {"svd (tall)",
        [](const V& x) {
          auto [U, S, Vh] = la::svd(spread_rectangular(x[0]), false);
          return V{S, U.square(), Vh.square()};
        },
-       {{2, 4, 3}}, -0.5, 0.5},
+       {{2, 4, 3}},
+       -0.5,
+       0.5},
       {"svd (wide)",
        [](const V& x) {
          auto [U, S, Vh] = la::svd(spread_rectangular(x[0]), false);
          return V{S, U.square(), Vh.square()};
        },
-       {{3, 4}}, -0.5, 0.5},
+       {{3, 4}},
+       -0.5,
+       0.5},
       {"svd (complete)",
        [](const V& x) {
          auto [U, S, Vh] = la::svd(spread_rectangular(x[0]), true);
          return V{S, U.narrow(-1, 0, 3).square(), Vh.square()};
        },
-       {{4, 3}}, -0.5, 0.5},
+       {{4, 3}},
+       -0.5,
+       0.5},
       {"svdvals", [](const V& x) { return V{la::svdvals(spread_rectangular(x[0]))}; }, {{2, 3, 4}}, -0.5, 0.5},
-      {"matrix_norm nuc", [](const V& x) { return V{la::matrix_norm(spread_rectangular(x[0]), "nuc")}; }, {{2, 4, 3}},
-       -0.5, 0.5},
+      {"matrix_norm nuc",
+       [](const V& x) { return V{la::matrix_norm(spread_rectangular(x[0]), "nuc")}; },
+       {{2, 4, 3}},
+       -0.5,
+       0.5},
       {"cond", [](const V& x) { return V{la::cond(spread_rectangular(x[0]))}; }, {{2, 4, 3}}, -0.5, 0.5},
       {"cond 1", [](const V& x) { return V{la::cond(shifted(x[0], 3), 1)}; }, {{2, 3, 3}}},
   };
@@ -393,10 +402,10 @@ TEST_CASE("cuda: linalg gradients match the CPU in float64") {
     Evaluated cpu = evaluate(c, gd::Device(gd::kCPU)), gpu = evaluate(c, kGpu);
     REQUIRE(gpu.outputs.size() == cpu.outputs.size());
     for (size_t o = 0; o < cpu.outputs.size(); ++o)
-      check_close(cpu.outputs[o], gpu.outputs[o], fmt::format("{}: output {}", c.name, o), 1e-10);
+      check_close_normwise(cpu.outputs[o], gpu.outputs[o], fmt::format("{}: output {}", c.name, o), 1e-10);
     REQUIRE(gpu.grads.size() == cpu.grads.size());
     for (size_t g = 0; g < cpu.grads.size(); ++g)
-      check_close(cpu.grads[g], gpu.grads[g], fmt::format("{}: gradient {}", c.name, g), 1e-9);
+      check_close_normwise(cpu.grads[g], gpu.grads[g], fmt::format("{}: gradient {}", c.name, g), 1e-9);
   }
 }
 

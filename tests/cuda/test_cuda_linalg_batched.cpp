@@ -14,6 +14,7 @@
 
 #include "engine/linalg.h"
 #include "gradiens.h"
+#include "tests/cuda/cuda_checks.h"
 #include "tests/engine/op_registry.h"
 
 namespace gd = gradiens;
@@ -21,6 +22,8 @@ namespace la = gradiens::linalg;
 using gd::Tensor;
 
 namespace {
+
+using gd::testing::check_close_normwise;
 
 const gd::Device kGpu("cuda:0");
 constexpr int64_t kBatch = 1000;
@@ -30,19 +33,6 @@ double tolerance(gd::ScalarType dt) { return dt == gd::kFloat64 ? 1e-10 : 1e-4; 
 
 std::string label(gd::ScalarType dt, int64_t n) {
   return fmt::format("{} x {}x{} {}", kBatch, n, n, dt == gd::kFloat64 ? "float64" : "float32");
-}
-
-void check_close(const Tensor& cpu, const Tensor& gpu, const std::string& what, double tol) {
-  INFO(what);
-  REQUIRE(gpu.defined());
-  CHECK(gpu.device() == kGpu);
-  CHECK(gpu.dtype() == cpu.dtype());
-  REQUIRE(gpu.sizes() == cpu.sizes());
-  if (cpu.numel() == 0) return;
-  Tensor a = cpu.detach().to(gd::kFloat64), b = gpu.detach().cpu().to(gd::kFloat64);
-  const double scale = std::max(1.0, a.abs().max().item<double>());
-  const double error = (a - b).abs().max().item<double>();  // NaN when either holds one
-  CHECK_MESSAGE(error <= tol * scale, fmt::format("max |gpu - cpu| = {:.3e}, max |cpu| = {:.3e}", error, scale));
 }
 
 gd::TensorOptions f64() { return gd::TensorOptions().dtype(gd::kFloat64); }
@@ -81,10 +71,10 @@ TEST_CASE("cuda: batched cholesky of 1000 SPD matrices matches the CPU") {
     for (int64_t n : {8, 16, 32, 33}) {
       const std::string what = label(dt, n);
       Tensor a = positive_definite({kBatch, n, n}, static_cast<uint64_t>(n)).to(dt), g = a.to(kGpu);
-      check_close(la::cholesky(a), la::cholesky(g), what + ": cholesky", tolerance(dt));
-      check_close(la::cholesky(a, true), la::cholesky(g, true), what + ": cholesky (upper)", tolerance(dt));
+      check_close_normwise(la::cholesky(a), la::cholesky(g), what + ": cholesky", tolerance(dt));
+      check_close_normwise(la::cholesky(a, true), la::cholesky(g, true), what + ": cholesky (upper)", tolerance(dt));
       // A transposed batch is copied column-major first: the same factors.
-      check_close(la::cholesky(a.mT()), la::cholesky(g.mT()), what + ": cholesky (transposed)", tolerance(dt));
+      check_close_normwise(la::cholesky(a.mT()), la::cholesky(g.mT()), what + ": cholesky (transposed)", tolerance(dt));
     }
   }
 }
@@ -98,15 +88,15 @@ TEST_CASE("cuda: batched eigh of 1000 symmetric matrices matches the CPU") {
       for (const char* uplo : {"L", "U"}) {
         auto [w_cpu, v_cpu] = la::eigh(a, uplo);
         auto [w_gpu, v_gpu] = la::eigh(g, uplo);
-        check_close(w_cpu, w_gpu, what + ": eigenvalues " + uplo, tol);
+        check_close_normwise(w_cpu, w_gpu, what + ": eigenvalues " + uplo, tol);
         REQUIRE(v_gpu.sizes() == v_cpu.sizes());
         // Eigenvectors up to sign: |V_cpu^T V_gpu| = I.
         Tensor overlap = v_cpu.mT().matmul(v_gpu.cpu()).abs();
-        check_close(gd::eye(n, overlap.options()).expand(overlap.sizes()), overlap.to(kGpu),
+        check_close_normwise(gd::eye(n, overlap.options()).expand(overlap.sizes()), overlap.to(kGpu),
                     what + ": |V_cpu^T V_gpu| = I " + uplo, tol);
         // V diag(w) V^T gives A back.
         Tensor rebuilt = (v_gpu * w_gpu.unsqueeze(-2)).matmul(v_gpu.mT());
-        check_close(a, rebuilt, what + ": V diag(w) V^T = A " + uplo, tol);
+        check_close_normwise(a, rebuilt, what + ": V diag(w) V^T = A " + uplo, tol);
       }
     }
   }
@@ -118,21 +108,22 @@ TEST_CASE("cuda: batched LU (det, slogdet, inv, solve) of 1000 matrices matches 
       const std::string what = label(dt, n);
       const double tol = tolerance(dt);
       Tensor a = well_conditioned({kBatch, n, n}, static_cast<uint64_t>(200 + n)).to(dt), g = a.to(kGpu);
-      check_close(la::det(a), la::det(g), what + ": det", tol);
+      check_close_normwise(la::det(a), la::det(g), what + ": det", tol);
       auto [sign_cpu, logabs_cpu] = la::slogdet(a);
       auto [sign_gpu, logabs_gpu] = la::slogdet(g);
-      check_close(sign_cpu, sign_gpu, what + ": slogdet sign", tol);
-      check_close(logabs_cpu, logabs_gpu, what + ": slogdet logabsdet", tol);
-      check_close(la::inv(a), la::inv(g), what + ": inv", tol);
-      check_close(la::inv(a.mT()), la::inv(g.mT()), what + ": inv (transposed)", tol);
+      check_close_normwise(sign_cpu, sign_gpu, what + ": slogdet sign", tol);
+      check_close_normwise(logabs_cpu, logabs_gpu, what + ": slogdet logabsdet", tol);
+      check_close_normwise(la::inv(a), la::inv(g), what + ": inv", tol);
+      check_close_normwise(la::inv(a.mT()), la::inv(g.mT()), what + ": inv (transposed)", tol);
       Tensor b = gd::testing::sample({kBatch, n, 3}, -1, 1, 7, dt);
-      check_close(la::solve(a, b), la::solve(g, b.to(kGpu)), what + ": solve", tol);
-      check_close(la::solve(a.mT(), b), la::solve(g.mT(), b.to(kGpu)), what + ": solve (transposed A)", tol);
+      check_close_normwise(la::solve(a, b), la::solve(g, b.to(kGpu)), what + ": solve", tol);
+      check_close_normwise(la::solve(a.mT(), b), la::solve(g.mT(), b.to(kGpu)), what + ": solve (transposed A)", tol);
       Tensor bt = b.mT().contiguous();
-      check_close(la::solve(a, bt, false), la::solve(g, bt.to(kGpu), false), what + ": solve (left=false)", tol);
+      check_close_normwise(la::solve(a, bt, false), la::solve(g, bt.to(kGpu), false), what + ": solve (left=false)",
+                           tol);
       // One A for every B: the looped solve with A's factors shared.
       Tensor a1 = a.select(0, 3).unsqueeze(0);
-      check_close(la::solve(a1, b), la::solve(a1.to(kGpu), b.to(kGpu)), what + ": solve (one A)", tol);
+      check_close_normwise(la::solve(a1, b), la::solve(a1.to(kGpu), b.to(kGpu)), what + ": solve (one A)", tol);
     }
   }
 }
