@@ -249,6 +249,11 @@ Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
 // scattered-to elements of x do not take part.
 Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                       bool include_self = true);
+// index_reduce (engine/ops/index_reduce.cpp): source's slices along dim reduced ("prod", "mean",
+// "amax" or "amin") into x's slices at `index` (int32/int64, 0-d or 1-d); without include_self
+// the reduced-into slices of x do not take part.
+Tensor index_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                    bool include_self = true);
 // The distinct values of x, sorted (sorted=false sorts too, as PyTorch's CUDA
 // backend does), with the int64 inverse (x's shape: each element's place in
 // the values) and the counts when asked for, else empty tensors.

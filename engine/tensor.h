@@ -449,6 +449,11 @@ class Tensor {
                         bool include_self = true) const;
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
                           bool include_self = true);
+  // engine/ops/index_reduce.cpp
+  Tensor index_reduce(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                      bool include_self = true) const;
+  Tensor& index_reduce_(int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                        bool include_self = true);
 
   // ---- order, cumulative and shape-repeating ops (engine/ops/ordering.cpp) ----
   Tensor repeat(IntArrayRef repeats) const;

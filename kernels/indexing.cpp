@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/indexing.h"
+#include "kernels/cuda/device_scratch.h"
 #include "kernels/cuda/indexing.h"
 
 namespace gradiens::kernels {
@@ -155,14 +156,22 @@ std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const
   return cpu::add_rows(dtype, dst, rows, src, width, index, count, alpha);
 }
 
-int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n, const DeviceRef& device) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::count_nonzero has no CUDA kernel");
-  return cpu::count_nonzero(dtype, in, n);
-}
-
-void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out, const DeviceRef& device) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::nonzero_indices has no CUDA kernel");
-  cpu::nonzero_indices(dtype, in, sizes, out);
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes,
+                     const std::function<int64_t*(int64_t count)>& allocate, const DeviceRef& device) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  const bool scalar = sizes.empty();  // a 0-dim input: count rows of no columns
+  if (device.is_cuda()) {
+    cuda::DeviceScratch positions(static_cast<size_t>(n) * sizeof(int64_t), device.index);
+    const int64_t count = cuda::select_nonzero(dtype, in, n, positions.get<int64_t>(), device.index, device.stream);
+    int64_t* out = allocate(count);
+    if (count > 0 && !scalar)
+      cuda::unravel_positions(positions.get<int64_t>(), count, cuda::shape_of(sizes), out, device.stream);
+    return;
+  }
+  const int64_t count = cpu::count_nonzero(dtype, in, n);
+  int64_t* out = allocate(count);
+  if (count > 0 && !scalar) cpu::nonzero_indices(dtype, in, sizes, out);
 }
 
 }  // namespace gradiens::kernels

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "kernels/device_ref.h"
@@ -62,9 +63,8 @@ void gather_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& ou
 void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, const StridedRef& values,
                     const StridedRef& offsets, bool accumulate, bool deterministic, const DeviceRef& device);
 
-// The CPU's fast paths over whole rows, and nonzero's loops. CPU only: a cuda
-// device takes the strided kernels above and the compaction of
-// kernels/cuda/indexing.h.
+// The CPU's fast paths over whole rows. CPU only: a cuda device takes the
+// strided kernels above.
 //   gather_rows:     out row i = src row index[i], for `count` int64 indices
 //                    into `rows` contiguous rows of `row_bytes` bytes; false,
 //                    having copied nothing, when an index lies outside [0, rows)
@@ -72,14 +72,18 @@ void put_at_offsets(ScalarType dtype, IntArrayRef shape, const StridedRef& dst, 
 //                    elements, numeric dtypes, alpha in opmath_t), in index
 //                    order as index_add's loop; an index outside [0, rows) is
 //                    skipped and the first one returned
-//   count_nonzero:   how many of the n contiguous elements of `in` are nonzero
-//   nonzero_indices: the multi-index within the row-major `sizes` of each
-//                    nonzero element of `in`, in order (count x ndim int64)
 bool gather_rows(const void* src, int64_t rows, int64_t row_bytes, const int64_t* index, int64_t count, void* out,
                  const DeviceRef& device);
 std::optional<int64_t> add_rows(ScalarType dtype, void* dst, int64_t rows, const void* src, int64_t width,
                                 const int64_t* index, int64_t count, const Number& alpha, const DeviceRef& device);
-int64_t count_nonzero(ScalarType dtype, const void* in, int64_t n, const DeviceRef& device);
-void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes, int64_t* out, const DeviceRef& device);
+
+// nonzero: the multi-index within the row-major `sizes` of each nonzero element
+// (NaN counts as nonzero) of the contiguous `in`, in order, written as
+// count x ndim int64 to the buffer that `allocate(count)` returns on `device`.
+// Only the host learns the count, so on a cuda device this waits for the stream
+// (as PyTorch's nonzero does): the positions are compacted first, then
+// unravelled into the buffer.
+void nonzero_indices(ScalarType dtype, const void* in, IntArrayRef sizes,
+                     const std::function<int64_t*(int64_t count)>& allocate, const DeviceRef& device);
 
 }  // namespace gradiens::kernels

@@ -32,7 +32,6 @@
 #include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
-#include "kernels/cuda/indexing.h"
 #include "kernels/indexing.h"
 
 namespace gradiens {
@@ -40,7 +39,6 @@ namespace gradiens {
 namespace {
 
 using indexing::TensorIndex;
-namespace kc = kernels::cuda;
 
 // The error for the first out-of-range index a CPU kernel met, if any.
 void throw_if_bad_index(std::optional<int64_t> bad, int64_t dim, int64_t size) {
@@ -527,34 +525,17 @@ Tensor index_with_tensors(const Tensor& self, const std::vector<TensorIndex>& in
   return apply<Index>(self, indices);
 }
 
-namespace {
-
-// On a cuda device: the nonzero positions compacted by CUB, their count copied
-// to the host (nonzero waits for the device, as PyTorch's does), then unravelled.
-Tensor nonzero_on_device(const Tensor& c) {
-  const int64_t n = c.numel(), ndim = c.dim();
-  const TensorOptions index_options = TensorOptions().dtype(kInt64).device(c.device());
-  Tensor positions = empty({n}, index_options);
-  const int64_t count = kc::select_nonzero(c.dtype(), c.data_ptr(), n, static_cast<int64_t*>(positions.data_ptr()),
-                                           c.device().index(), cuda_seam::stream_of(c));
-  Tensor out = empty({count, ndim}, index_options);
-  if (count == 0 || ndim == 0) return out;
-  kc::unravel_positions(static_cast<const int64_t*>(positions.data_ptr()), count, kernels::cuda::shape_of(c.sizes()),
-                        static_cast<int64_t*>(out.data_ptr()), cuda_seam::stream_of(c));
-  return out;
-}
-
-}  // namespace
-
 Tensor nonzero(const Tensor& x) {
   NoGradGuard no_grad;
   Tensor c = x.contiguous();
-  if (c.device().is_cuda()) return nonzero_on_device(c);
-  const kernels::DeviceRef device = cuda_seam::device_of(c);
-  const int64_t count = kernels::count_nonzero(c.dtype(), c.data_ptr(), c.numel(), device);
-  Tensor out = empty({count, c.dim()}, TensorOptions().dtype(kInt64).device(x.device()));
-  if (count == 0 || c.dim() == 0) return out;
-  kernels::nonzero_indices(c.dtype(), c.data_ptr(), c.sizes(), static_cast<int64_t*>(out.data_ptr()), device);
+  Tensor out;
+  kernels::nonzero_indices(
+      c.dtype(), c.data_ptr(), c.sizes(),
+      [&](int64_t count) {
+        out = empty({count, c.dim()}, TensorOptions().dtype(kInt64).device(c.device()));
+        return static_cast<int64_t*>(out.data_ptr());
+      },
+      cuda_seam::device_of(c));
   return out;
 }
 

@@ -163,8 +163,32 @@ TEST_CASE("kernels row fast paths and nonzero: whole rows in index order, multi-
 
   std::vector<double> values = {0, 1.5, -0.0, 0, kNaN, 0};  // 2 x 3: NaN counts as nonzero
   const DimVector sizes{2, 3};
-  CHECK(k::count_nonzero(kFloat64, values.data(), 6, cpu) == 2);
-  std::vector<int64_t> where(4, -1);
-  k::nonzero_indices(kFloat64, values.data(), sizes, where.data(), cpu);
+  std::vector<int64_t> where;
+  k::nonzero_indices(
+      kFloat64, values.data(), sizes,
+      [&](int64_t count) {
+        where.assign(static_cast<size_t>(count * 2), -1);
+        return where.data();
+      },
+      cpu);
   CHECK(where == std::vector<int64_t>{0, 1, 1, 1});
+  // A 0-dim input: one row of no columns when nonzero, none when zero.
+  int64_t found = -1;
+  const double one = 1, zero = 0;
+  k::nonzero_indices(
+      kFloat64, &one, {},
+      [&](int64_t count) {
+        found = count;
+        return static_cast<int64_t*>(nullptr);
+      },
+      cpu);
+  CHECK(found == 1);
+  k::nonzero_indices(
+      kFloat64, &zero, {},
+      [&](int64_t count) {
+        found = count;
+        return static_cast<int64_t*>(nullptr);
+      },
+      cpu);
+  CHECK(found == 0);
 }
