@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/autograd/autograd.h"
+#include "engine/autograd/basic_ops.h"
 #include "engine/autograd/checkpoint.h"
 #include "engine/autograd/custom_function.h"
 #include "engine/autograd/forward_ad.h"
@@ -15,6 +16,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/linalg.h"
 #include "engine/nn_ops.h"
+#include "engine/optional_int_array_ref.h"
 #include "engine/sparse.h"
 #include "engine/tensor.h"
 #include "engine/tensor_data.h"

@@ -58,6 +58,13 @@ Tensor multiply(const Tensor& a, const Tensor& b);
 Tensor multiply(const Tensor& a, Scalar b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, Scalar b);
+// ---- out= forms (engine/ops/out_variants.cpp): the result written into `out`
+// (resized to it), as libtorch's *_out; they record no history, and refuse an
+// input that requires grad while grad mode is on, as libtorch.
+Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b);
+Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& base, const Tensor& exponent);
 Tensor pow(const Tensor& base, Scalar exponent);
 Tensor pow(Scalar base, const Tensor& exponent);
@@ -298,6 +305,8 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 
 // ---- comparison of whole tensors ----
 bool equal(const Tensor& a, const Tensor& b);
+// The truth of a one-element tensor (an Error for any other), as libtorch's is_nonzero.
+bool is_nonzero(const Tensor& t);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 
 // ---- operators ----

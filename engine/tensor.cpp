@@ -97,6 +97,12 @@ Scalar Tensor::item() const {
   return Scalar(item<int64_t>());
 }
 
+bool is_nonzero(const Tensor& t) {
+  GD_CHECK(t.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+  GD_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+  return t.item<double>() != 0;
+}
+
 #define GRADIENS_INSTANTIATE_DATA_ACCESS(T) \
   template T* Tensor::data_ptr<T>() const;  \
   template T* Tensor::cpu_data_ptr<T>() const;  \

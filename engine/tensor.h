@@ -96,6 +96,8 @@ class Tensor {
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  // libtorch's spelling of impl(), for its TensorImpl accessors (version_counter(), autograd_meta()).
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
 
   IntArrayRef sizes() const { return checked().sizes; }
   IntArrayRef strides() const { return checked().strides; }
@@ -121,6 +123,8 @@ class Tensor {
   bool is_signed() const { return dtype() != kBool && dtype() != kUInt8; }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
+  // The CUDA device index, -1 for a CPU tensor (libtorch's get_device()).
+  int64_t get_device() const { return is_cuda() ? device().index() : -1; }
   // Strided for dense tensors, Sparse for COO ones (engine/sparse.h).
   Layout layout() const;
   bool is_sparse() const { return layout() == Layout::Sparse; }
@@ -187,23 +191,43 @@ class Tensor {
   // does (it has no grad_fn, so no gradient reaches the base through it).
   bool requires_grad() const {
     const TensorImpl& impl = checked();
-    return impl.requires_grad || (impl.is_view && !impl.grad_fn && impl.view_base && impl.view_base->requires_grad);
+    return impl.requires_grad || (impl.view.is_view && !impl.grad_fn && impl.view.base->requires_grad);
   }
   Tensor& requires_grad_(bool requires_grad = true);
   Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
   // The accumulated gradient (undefined before the first backward). It shares
-  // the gradient's storage, so grad().zero_() clears it.
-  Tensor grad() const { return Tensor(checked().grad); }
+  // the gradient's storage, so grad().zero_() clears it. Read on a tensor that
+  // is neither a leaf nor retains its grad, it warns as libtorch (it stays undefined).
+  Tensor grad() const;
+  // The gradient slot itself: `p.mutable_grad() = g` sets the gradient without
+  // set_grad's checks, as libtorch's.
+  Tensor& mutable_grad() const;
   // Replaces the gradient (an undefined tensor removes it, as set_to_none does).
   void set_grad(const Tensor& grad) const;
   bool is_leaf() const { return checked().grad_fn == nullptr; }
-  const std::shared_ptr<Node>& grad_fn() const { return checked().grad_fn; }
+  // A view taken under NoGradGuard or InferenceMode whose storage was written
+  // in place since raises here (Note [View creation meta]).
+  const std::shared_ptr<Node>& grad_fn() const {
+    const TensorImpl& impl = checked();
+    if (impl.view.creation_meta != autograd::CreationMeta::DEFAULT) check_view_not_rebased();
+    return impl.grad_fn;
+  }
+  // Whether autograd tracks this tensor as a view of another (libtorch's
+  // is_view(): false for a view of an inference tensor).
+  bool is_view() const { return checked().view.is_view; }
+  // The tensor this view was taken from; an Error for a tensor that is no view.
+  Tensor _base() const;
   uint32_t output_nr() const { return checked().output_nr; }
   void retain_grad();
   bool retains_grad() const { return checked().retains_grad; }
   // With `inputs`, gradients accumulate into those tensors only (leaves or not).
   void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false, std::optional<std::vector<Tensor>> inputs = std::nullopt) const;
+  // backward(g, retain, create, {x, y}): the inputs as a braced list, as libtorch takes them.
+  void backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                std::initializer_list<Tensor> inputs) const {
+    backward(gradient, retain_graph, create_graph, std::optional<std::vector<Tensor>>(std::vector<Tensor>(inputs)));
+  }
   // Hooks run when this tensor's gradient is computed; returns a handle for remove_hook.
   unsigned register_hook(TensorHook hook) const;
   template <class F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F, const Tensor&>>, int> = 0>
@@ -493,6 +517,7 @@ class Tensor {
  private:
   [[noreturn]] void throw_not_on_cpu() const;
   [[noreturn]] static void throw_no_version_counter();
+  void check_view_not_rebased() const;
   TensorImpl& checked() const {
     if (!impl_) throw_undefined();
     return *impl_;

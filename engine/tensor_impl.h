@@ -15,7 +15,47 @@
 namespace gradiens {
 
 class Node;
+class Tensor;
 struct SparseCOO;  // engine/sparse.h
+struct TensorImpl;
+
+namespace autograd {
+
+// Note [View creation meta]
+// How a view was made decides whether it may later be modified in place with
+// grad mode on, as in libtorch. A view taken under NoGradGuard or InferenceMode
+// has no history linking it to its base, so an in-place write through it (or
+// through its base, after it was taken) cannot be recorded correctly: with grad
+// mode on and a base that requires grad, such writes raise libtorch's errors.
+// A view of such a view keeps its creation meta (an inference-mode one always).
+enum class CreationMeta : uint8_t { DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE };
+
+// libtorch's name for a tensor's autograd state, as TensorImpl::autograd_meta() hands it out.
+struct AutogradMeta {};
+
+// What a view remembers of its base (libtorch's DifferentiableViewMeta).
+struct DifferentiableViewMeta : AutogradMeta {
+  bool has_bw_view() const { return is_view; }
+  CreationMeta get_creation_meta() const { return creation_meta; }
+
+  bool is_view = false;              // shares its base's storage and is tracked as a view of it
+  std::shared_ptr<TensorImpl> base;  // the tensor this view was taken from (the first non-view)
+  CreationMeta creation_meta = CreationMeta::DEFAULT;
+  uint32_t attr_version = 0;  // the storage's version when the view was taken
+};
+
+}  // namespace autograd
+
+// The version counter of a tensor's storage, as libtorch's VariableVersion
+// (TensorImpl::version_counter()); an inference tensor has none.
+class VersionCounter {
+ public:
+  explicit VersionCounter(const TensorImpl& impl) : impl_(impl) {}
+  uint32_t current_version() const;
+
+ private:
+  const TensorImpl& impl_;
+};
 
 struct TensorImpl {
   TensorImpl(Storage storage, DimVector sizes, DimVector strides, int64_t storage_offset, ScalarType dtype)
@@ -48,6 +88,14 @@ struct TensorImpl {
   }
   [[noreturn]] static void throw_no_dense_data();
 
+  // libtorch's TensorImpl accessors (defined in engine/tensor.cpp): the view
+  // record (null for a tensor that neither is a view nor requires grad), the
+  // version counter, and an in-place write's version bump (refused for an
+  // inference tensor outside InferenceMode, a no-op inside it).
+  autograd::AutogradMeta* autograd_meta() const;
+  VersionCounter version_counter() const { return VersionCounter(*this); }
+  void bump_version() const;
+
   Storage storage;
   DimVector sizes;
   DimVector strides;  // in elements
@@ -63,11 +111,13 @@ struct TensorImpl {
   // AccumulateGrad node on first use, kept here so its hooks survive.
   bool requires_grad = false;
   bool retains_grad = false;
-  bool is_view = false;                     // shares its base's storage
-  std::shared_ptr<TensorImpl> view_base;    // the tensor this view was taken from
+  autograd::DifferentiableViewMeta view;
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;
-  std::shared_ptr<TensorImpl> grad;
+  // The accumulated gradient, in a box of its own so that Tensor::mutable_grad()
+  // can hand out a reference to it (Tensor is incomplete here); null until a
+  // gradient is first set.
+  std::shared_ptr<Tensor> grad;
   std::shared_ptr<Node> grad_accumulator;
 
   // Forward-mode AD: the tangent of a dual tensor, valid while the dual level

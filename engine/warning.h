@@ -4,6 +4,7 @@
 // to stderr.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -30,9 +31,28 @@ class Warning {
   // Replaces the handler (nullptr restores the default); the caller keeps ownership.
   static void set_warning_handler(WarningHandler* handler);
   static WarningHandler* get_warning_handler();
+
+  // Whether a warning meant to be raised once (TORCH_WARN_ONCE) is raised every
+  // time instead (process-wide, off by default), as libtorch's.
+  static void set_warnAlways(bool setting);
+  static bool get_warnAlways();
+  // Sets warn-always for a scope and restores the previous setting.
+  class WarnAlways {
+   public:
+    explicit WarnAlways(bool setting = true) : previous_(get_warnAlways()) { set_warnAlways(setting); }
+    ~WarnAlways() { set_warnAlways(previous_); }
+    WarnAlways(const WarnAlways&) = delete;
+    WarnAlways& operator=(const WarnAlways&) = delete;
+
+   private:
+    bool previous_;
+  };
 };
 
 // Raises a warning from gradiens itself.
 void warn(const std::string& msg, const SourceLocation& source_location = {});
+// Raises it the first time `already_warned` is seen false (and every time in
+// warn-always mode): `static std::atomic<bool> warned{false}; warn_once(warned, "...");`
+void warn_once(std::atomic<bool>& already_warned, const std::string& msg, const SourceLocation& source_location = {});
 
 }  // namespace gradiens

@@ -19,7 +19,16 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                          bool allow_unused = false);
 
-// Accumulates gradients of `tensors` into the .grad of the leaves.
+// A new leaf holding data's values (sharing its storage) outside any graph,
+// requiring grad if asked (libtorch's make_variable).
+inline Tensor make_variable(const Tensor& data, bool requires_grad = false) {
+  Tensor variable = data.detach();
+  if (requires_grad) variable.requires_grad_(true);
+  return variable;
+}
+
+// Accumulates gradients of `tensors` into the .grad of the leaves, or with
+// `inputs` into theirs only (a non-leaf input retains its grad from then on).
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
               const std::vector<Tensor>& inputs = {});
@@ -58,17 +67,19 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
 // gradcheck of the first derivative: checks second derivatives through create_graph.
 bool gradgradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, GradcheckOptions options = {});
 
-// While alive, backward checks every node's outputs for NaN and names the forward
-// op that produced them.
+// While alive, nodes remember the forward op that created them (and, for a node
+// created by a create_graph backward, the node whose backward did); a node whose
+// backward fails warns with that history before the error goes on, and with
+// `check_nan` backward also fails on NaN in any node's outputs.
 class DetectAnomalyGuard {
  public:
-  DetectAnomalyGuard();
+  explicit DetectAnomalyGuard(bool check_nan = true);
   ~DetectAnomalyGuard();
   DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
   DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
 
  private:
-  bool previous_;
+  bool previous_, previous_check_nan_;
 };
 
 }  // namespace gradiens::autograd

@@ -10,6 +10,7 @@
 
 namespace gradiens::autograd {
 
+// libtorch bumps their version counter once forward has returned (wrap_outputs).
 void AutogradContext::mark_dirty(const variable_list& inputs) {
   for (const Tensor& t : inputs)
     if (t.defined()) dirty_.insert(t.impl());
@@ -51,6 +52,13 @@ bool AutogradContext::needs_input_grad(size_t index) const {
   const std::shared_ptr<Node> node = node_.lock();
   return node && index < node->num_outputs() && node->next_edge(index).is_valid() &&
          node->should_compute_output(index);
+}
+
+bool AutogradContext::needs_input_grad(std::initializer_list<IndexRange> ranges) const {
+  for (const IndexRange& range : ranges)
+    for (size_t i = range.first; i < range.second; ++i)
+      if (needs_input_grad(i)) return true;
+  return false;
 }
 
 void AutogradContext::release_variables() {
@@ -107,6 +115,8 @@ GradList CustomFunctionNodeBase::apply(GradList&& grads) {
 // reference cycle (Note [Saved output cycle]).
 void wrap_outputs(CustomFunctionNodeBase& node, const std::shared_ptr<Node>& shared, const variable_list& inputs,
                   variable_list& outputs, bool recording) {
+  for (const Tensor& in : inputs)
+    if (in.defined() && node.ctx.is_dirty(in)) in.impl()->bump_version();
   for (Tensor& out : outputs) {
     if (!out.defined()) {
       node.output_info.emplace_back();

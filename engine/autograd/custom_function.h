@@ -13,15 +13,24 @@
 #include <utility>
 #include <vector>
 
+#include "data/array_ref.h"
 #include "engine/autograd/grad_mode.h"
 #include "engine/autograd/node.h"
 #include "engine/autograd/saved_variable.h"
 #include "engine/ivalue.h"
 
+namespace gradiens {
+// A borrowed list of tensors (libtorch's at::TensorList); as an argument of a
+// custom function's apply, each tensor in it is an input of its own.
+using TensorList = ArrayRef<Tensor>;
+}  // namespace gradiens
+
 namespace gradiens::autograd {
 
 using Variable = Tensor;
 using variable_list = std::vector<Tensor>;
+// The inputs [first, second) of a node, for needs_input_grad({...}) (libtorch's IndexRange).
+using IndexRange = std::pair<size_t, size_t>;
 
 // What a custom function's forward leaves for its backward, as libtorch's
 // AutogradContext.
@@ -43,6 +52,8 @@ class AutogradContext {
   variable_list get_saved_variables() const;
   // Whether the tensor input at `index` (counting tensor arguments only) needs a gradient.
   bool needs_input_grad(size_t index) const;
+  // Whether any tensor input in the ranges needs one.
+  bool needs_input_grad(std::initializer_list<IndexRange> ranges) const;
 
   // ---- used by Function::apply and its node ----
   bool is_dirty(const Tensor& t) const { return dirty_.contains(t.impl()); }
@@ -99,6 +110,9 @@ std::string node_name(const std::type_info& function);
 inline void collect_argument(std::vector<Tensor>& tensors, std::vector<bool>& is_tensor, const Tensor& t) {
   tensors.push_back(t);
   is_tensor.push_back(true);
+}
+inline void collect_argument(std::vector<Tensor>& tensors, std::vector<bool>& is_tensor, TensorList list) {
+  for (const Tensor& t : list) collect_argument(tensors, is_tensor, t);
 }
 template <class T>
 void collect_argument(std::vector<Tensor>&, std::vector<bool>& is_tensor, const T&) {

@@ -7,18 +7,27 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <exception>
 #include <queue>
+#include <thread>
 
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/function.h"
 #include "engine/autograd/node.h"
+#include "engine/autograd/thread_state.h"
+#include "engine/autograd/custom_function.h"
 #include "engine/functions.h"
+#include "engine/warning.h"
 
 namespace gradiens {
 
 namespace {
 std::atomic<uint64_t> next_graph_task_id{1};
 bool anomaly_enabled = false;
+bool anomaly_check_nan = true;
+// The node whose backward runs now on this thread (the parent of nodes a
+// create_graph backward records, in anomaly mode).
+thread_local Node* current_node = nullptr;
 // Ids of the backward passes running on this thread, outermost first (a hook
 // or a checkpointed backward can start a pass inside another).
 thread_local std::vector<uint64_t> active_graph_tasks;
@@ -62,11 +71,39 @@ void record_anomaly_context(Node& node) {
   node.creation_trace = fmt::format("{} (sequence number {})", node.name(), node.sequence_nr());
   if (!computed.empty()) node.creation_trace += " computing " + computed;
   if (!from.empty()) node.creation_trace += " from " + from;
+  if (current_node) node.anomaly_parent = current_node->weak_from_this();
 }
 }  // namespace detail
 
-autograd::DetectAnomalyGuard::DetectAnomalyGuard() : previous_(anomaly_enabled) { anomaly_enabled = true; }
-autograd::DetectAnomalyGuard::~DetectAnomalyGuard() { anomaly_enabled = previous_; }
+autograd::DetectAnomalyGuard::DetectAnomalyGuard(bool check_nan)
+    : previous_(anomaly_enabled), previous_check_nan_(anomaly_check_nan) {
+  anomaly_enabled = true;
+  anomaly_check_nan = check_nan;
+}
+autograd::DetectAnomalyGuard::~DetectAnomalyGuard() {
+  anomaly_enabled = previous_;
+  anomaly_check_nan = previous_check_nan_;
+}
+
+namespace {
+// Before a failed node's error goes on, in anomaly mode: where the node was
+// created, then the chain of nodes whose backward created it (libtorch's print_stack).
+void warn_anomaly_history(const Node& node) {
+  warn(fmt::format("Error detected in {}. Traceback of forward call that caused the error:\n{}", node.name(),
+                   node.creation_trace));
+  for (std::shared_ptr<Node> parent = node.anomaly_parent.lock(); parent; parent = parent->anomaly_parent.lock())
+    warn(fmt::format("\n\nPrevious calculation was induced by {}. Traceback of forward call that induced the "
+                     "previous calculation:\n{}",
+                     parent->name(), parent->creation_trace));
+}
+
+// libtorch runs every node reached; gradiens skips one whose incoming gradients
+// are all undefined, except a custom function, whose backward may want zeros
+// for them (AutogradContext::set_materialize_grads).
+bool runs_without_gradients(const Node& node) {
+  return dynamic_cast<const autograd::detail::CustomFunctionNodeBase*>(&node) != nullptr;
+}
+}  // namespace
 
 // One backward pass. The per-node state lives in the nodes themselves
 // (tagged with this task's id), which keeps a 10k-node pass allocation-free
@@ -122,19 +159,24 @@ class GraphTask {
       if (is_accumulator && !accumulate) execute = false;
       bool any_defined = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
       GradList outputs;
-      if (execute && any_defined) {
+      if (execute && (any_defined || runs_without_gradients(*node))) {
         // Note [Unneeded outputs]: the formula skips gradients nobody asked for.
         const uint64_t outer_unneeded = node->unneeded_outputs_;
         node->unneeded_outputs_ = prune ? unneeded_outputs(*node) : 0;
+        Node* const outer_node = current_node;
+        current_node = node;
         try {
           outputs = node->apply(std::move(inputs));
+          if (anomaly_enabled && anomaly_check_nan) check_anomaly(*node, outputs);
         } catch (...) {
           node->unneeded_outputs_ = outer_unneeded;
+          current_node = outer_node;
+          if (anomaly_enabled) warn_anomaly_history(*node);
           throw;
         }
+        current_node = outer_node;
         node->unneeded_outputs_ = outer_unneeded;
         if (!keep_graph_) node->release_variables();
-        if (anomaly_enabled) check_anomaly(*node, outputs);
       }
       for (size_t i = 0; i < node->next_edges_.size(); ++i) {
         const Edge& edge = node->next_edges_[i];
@@ -318,6 +360,46 @@ class GraphTask {
 
 namespace {
 
+// Note [Deep reentrant backward]
+// A backward started inside a node's backward (a custom function calling
+// backward, a checkpoint) runs on the same thread, below the frames of the
+// passes around it; thousands of nested passes would overflow the stack. As
+// libtorch, past a depth the pass moves to a new thread (so a fresh stack),
+// which takes this thread's autograd state and the list of passes around it,
+// and this thread waits for it. The new thread's sequence counter comes back,
+// so nodes it created still count as older than those created afterwards.
+// (The current CUDA stream is not carried: such a pass runs on the default stream.)
+constexpr size_t kReentrantPassesPerThread = 50;
+
+void run_task(GraphTask& task, const std::vector<Edge>& roots, std::vector<Tensor> seeds,
+              const std::vector<GraphTask::Capture>& captures, bool accumulate, std::vector<Tensor>* captured) {
+  const size_t depth = active_graph_tasks.size();
+  if (depth == 0 || depth % kReentrantPassesPerThread != 0) {
+    task.run(roots, std::move(seeds), captures, accumulate, captured);
+    return;
+  }
+  detail::AutogradThreadState state = detail::AutogradThreadState::capture();
+  const std::vector<uint64_t> outer_tasks = active_graph_tasks;
+  Node* const outer_node = current_node;
+  std::exception_ptr error;
+  std::thread worker([&] {
+    state.install();
+    active_graph_tasks = outer_tasks;
+    current_node = outer_node;
+    try {
+      task.run(roots, std::move(seeds), captures, accumulate, captured);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    state.next_sequence_nr = detail::AutogradThreadState::capture().next_sequence_nr;
+  });
+  worker.join();
+  detail::AutogradThreadState here = detail::AutogradThreadState::capture();
+  here.next_sequence_nr = std::max(here.next_sequence_nr, state.next_sequence_nr);
+  here.install();
+  if (error) std::rethrow_exception(error);
+}
+
 // Root edge and seed gradient for each output, with PyTorch's errors.
 void prepare_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
                    std::vector<Edge>& roots, std::vector<Tensor>& seeds) {
@@ -348,6 +430,7 @@ void prepare_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
 std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                    const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
                                    bool create_graph, bool allow_unused) {
+  GD_CHECK(!inputs.empty(), "grad requires non-empty inputs.");
   std::vector<Edge> roots;
   std::vector<Tensor> seeds;
   prepare_roots(outputs, grad_outputs, roots, seeds);
@@ -360,7 +443,7 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs, const std
   }
   std::vector<Tensor> result(inputs.size());
   GraphTask task(retain_graph.value_or(create_graph), create_graph);
-  task.run(roots, std::move(seeds), captures, /*accumulate=*/false, &result);
+  run_task(task, roots, std::move(seeds), captures, /*accumulate=*/false, &result);
   for (size_t i = 0; i < result.size(); ++i) {
     if (!result[i].defined()) {
       GD_CHECK(allow_unused,
@@ -385,12 +468,21 @@ void autograd::backward(const std::vector<Tensor>& tensors, const std::vector<Te
   for (size_t i = 0; i < inputs.size(); ++i) {
     GD_CHECK(inputs[i].defined() && inputs[i].requires_grad(),
              "One of the differentiated Tensors does not require grad");
-    GD_CHECK(inputs[i].is_leaf(), "backward(inputs=...) supports leaf tensors only");
+    // A non-leaf input gets its .grad as libtorch gives it: it retains its grad from now on.
+    if (!inputs[i].is_leaf()) Tensor(inputs[i]).retain_grad();
     Edge e = gradient_edge(inputs[i]);
     captures.push_back({e.function.get(), e.input_nr, i});
   }
+  if (create_graph) {
+    static std::atomic<bool> warned{false};
+    warn_once(warned,
+              "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+              "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+              "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+              "to None after use to break the cycle and avoid the leak.");
+  }
   GraphTask task(retain_graph.value_or(create_graph), create_graph);
-  task.run(roots, std::move(seeds), captures, /*accumulate=*/true, &unused);
+  run_task(task, roots, std::move(seeds), captures, /*accumulate=*/true, &unused);
 }
 
 // ---- Tensor methods that drive autograd ----
@@ -422,7 +514,25 @@ void Tensor::set_grad(const Tensor& grad) const {
                                                   shape_str(grad.sizes()), shape_str(sizes())));
     GD_CHECK(grad.dtype() == dtype(), "assigned grad has data of a different type");
   }
-  impl.grad = grad.impl_ptr();
+  if (impl.grad || grad.defined()) mutable_grad() = grad;
+}
+
+Tensor Tensor::grad() const {
+  const TensorImpl& impl = checked();
+  if (impl.grad_fn && !impl.retains_grad) {
+    warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+        "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+        "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+        "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more informations.");
+  }
+  return impl.grad ? *impl.grad : Tensor();
+}
+
+Tensor& Tensor::mutable_grad() const {
+  TensorImpl& impl = checked();
+  if (!impl.grad) impl.grad = std::make_shared<Tensor>();
+  return *impl.grad;
 }
 
 void Tensor::retain_grad() {
@@ -436,8 +546,8 @@ void Tensor::retain_grad() {
     // After an in-place op the tensor's value comes from a newer node, which
     // has its own retain_grad hook (commit_inplace); this one is then stale.
     if (auto target = weak.lock(); target && target->grad_fn.get() == registered_on) {
-      if (!target->grad) target->grad = g.detach().clone().impl_ptr();
-      else target->grad = gradiens::add(Tensor(target->grad), g.detach()).impl_ptr();
+      Tensor& grad = Tensor(target).mutable_grad();
+      grad = grad.defined() ? gradiens::add(grad, g.detach()) : g.detach().clone();
     }
     return Tensor();
   });
@@ -502,8 +612,7 @@ void autograd::rebind(const Tensor& target, const Tensor& value) {
   impl.output_nr = src.output_nr;
   impl.grad.reset();
   impl.grad_accumulator.reset();
-  impl.is_view = src.is_view;
-  impl.view_base = src.view_base;
+  impl.view = src.view;
   impl.fw_grad = src.fw_grad;
   impl.fw_level = src.fw_level;
   impl.sparse = src.sparse;
@@ -529,7 +638,7 @@ void autograd::zero_grad(const std::vector<Tensor>& tensors, bool set_to_none) {
 
 Tensor& Tensor::detach_() {
   TensorImpl& impl = checked();
-  GD_CHECK(!impl.is_view,
+  GD_CHECK(!impl.view.is_view,
            "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
            "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
            "detach_() cannot be called on these gradients. To fix this error, please refer to the "

@@ -163,8 +163,7 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent) {
   if (!primal.requires_grad()) {
     // Its own base, so an in-place op through a view of it is caught (the
     // view's tangent could not be written back into the dual's).
-    dual.impl()->is_view = false;
-    dual.impl()->view_base.reset();
+    dual.impl()->view = {};
   }
   detail::set_tangent(dual, tangent);
   return dual;

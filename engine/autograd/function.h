@@ -86,6 +86,22 @@ class FunctionNode final : public Node {
 
 namespace detail {
 
+// Note [Inference tensors in normal mode]
+// An op whose tensor inputs are all inference tensors is not recorded, even in
+// normal mode with one that requires grad (as libtorch, where such tensors skip
+// the autograd kernels); with a normal tensor among them it is recorded, and
+// saving an inference tensor for backward is then an error.
+inline bool inference_arg(const Tensor& t) { return !t.defined() || t.is_inference(); }
+inline bool inference_arg(const std::vector<Tensor>& ts) {
+  for (const auto& t : ts)
+    if (!inference_arg(t)) return false;
+  return true;
+}
+template <class T>
+bool inference_arg(const T&) {
+  return true;
+}
+
 inline bool requires_grad_arg(const Tensor& t) { return t.defined() && t.requires_grad(); }
 inline bool requires_grad_arg(const std::vector<Tensor>& ts) {
   for (const auto& t : ts)
@@ -182,6 +198,30 @@ bool same_impl_arg(const Tensor&, const T&) {
 // Gives the output a fresh TensorImpl (same storage and geometry) when forward
 // returned one of its inputs unchanged, so recording history never touches the input.
 Tensor fresh_alias(const Tensor& t);
+
+// ---- views (engine/autograd/views.cpp, Note [View creation meta]) ----
+// Set while apply<Op> runs a recorded forward (with grad mode off), so views
+// made there are not taken for no-grad views.
+extern thread_local bool in_recorded_forward;
+class RecordedForwardScope {
+ public:
+  explicit RecordedForwardScope(bool recorded) : previous_(in_recorded_forward) { in_recorded_forward |= recorded; }
+  ~RecordedForwardScope() { in_recorded_forward = previous_; }
+  RecordedForwardScope(const RecordedForwardScope&) = delete;
+  RecordedForwardScope& operator=(const RecordedForwardScope&) = delete;
+
+ private:
+  bool previous_;
+};
+// Makes `view` (a new impl sharing base's storage) a view of `base`: its root
+// base, its creation meta, its inference flag.
+void mark_as_view(TensorImpl& view, const Tensor& base);
+// Before a recorded in-place write to `impl`: libtorch's errors for a view that
+// may not be written so (a no-grad or inference-mode one, a view of a leaf).
+void check_inplace_on_view(const TensorImpl& impl);
+// libtorch's error for a no-grad or inference-mode view whose storage was
+// written in place since it was taken, once its history is asked for.
+void check_view_not_rebased(const TensorImpl& impl);
 // Makes `output` the result of `node`: requires_grad, grad_fn, output_nr 0.
 void set_history(Tensor& output, const std::shared_ptr<Node>& node);
 // Records where the node was created when anomaly mode is on.
@@ -222,7 +262,8 @@ Tensor tangent_or_zeros(const Tensor& tangent, const Tensor& like);
 // element). Under forward AD, an output of an op with a dual input gets a tangent.
 template <class Op, class... Args>
 Tensor apply(const Args&... args) {
-  const bool record = GradMode::is_enabled() && (detail::requires_grad_arg(args) || ...);
+  const bool record = GradMode::is_enabled() && (detail::requires_grad_arg(args) || ...) &&
+                      !(detail::inference_arg(args) && ...);
   const bool dual = detail::forward_ad_enabled() && (detail::has_tangent_arg(args) || ...);
   if (!record && (!dual || detail::HasJvp<Op, Args...>)) {
     Ctx ctx;
@@ -243,6 +284,7 @@ Tensor apply(const Args&... args) {
   {
     AutoGradMode no_grad(false);
     detail::PauseForwardAD pause;
+    detail::RecordedForwardScope recorded(record);
     out = Op::forward(ctx, args...);
   }
   const bool aliases_input = (detail::same_impl_arg(out, args) || ...);

@@ -45,7 +45,20 @@ class InferenceMode {
   bool previous_inference_, previous_grad_;
 };
 
+// libtorch's deprecated guard that ran ops below autograd: nothing in the
+// scope is recorded (a NoGradGuard); it warns once that it is deprecated.
+class AutoNonVariableTypeMode {
+ public:
+  explicit AutoNonVariableTypeMode(bool enabled = true);
+  AutoNonVariableTypeMode(const AutoNonVariableTypeMode&) = delete;
+  AutoNonVariableTypeMode& operator=(const AutoNonVariableTypeMode&) = delete;
+
+ private:
+  AutoGradMode grad_mode_;
+};
+
 namespace autograd {
+using gradiens::AutoGradMode;
 using gradiens::GradMode;
 using gradiens::InferenceMode;
 using gradiens::NoGradGuard;

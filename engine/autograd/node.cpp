@@ -11,7 +11,9 @@
 
 #include "engine/autograd/function.h"
 #include "engine/autograd/saved_variable.h"
+#include "engine/autograd/thread_state.h"
 #include "engine/functions.h"
+#include "engine/warning.h"
 
 namespace gradiens {
 
@@ -37,14 +39,39 @@ thread_local bool inference_mode_enabled = false;
 
 InferenceMode::InferenceMode(bool enabled)
     : previous_inference_(inference_mode_enabled), previous_grad_(grad_mode_enabled) {
+  // As libtorch: InferenceMode(false) inside an InferenceMode turns grad mode back on.
   inference_mode_enabled = enabled;
-  if (enabled) grad_mode_enabled = false;
+  grad_mode_enabled = !enabled;
 }
 InferenceMode::~InferenceMode() {
   inference_mode_enabled = previous_inference_;
   grad_mode_enabled = previous_grad_;
 }
 bool InferenceMode::is_enabled() { return inference_mode_enabled; }
+
+detail::AutogradThreadState detail::AutogradThreadState::capture() {
+  return {grad_mode_enabled, inference_mode_enabled, detail::forward_ad_paused, detail::in_recorded_forward,
+          gradiens::next_sequence_nr};
+}
+
+void detail::AutogradThreadState::install() const {
+  grad_mode_enabled = grad_mode;
+  inference_mode_enabled = inference_mode;
+  detail::forward_ad_paused = forward_ad_paused;
+  detail::in_recorded_forward = in_recorded_forward;
+  gradiens::next_sequence_nr = next_sequence_nr;
+}
+
+AutoNonVariableTypeMode::AutoNonVariableTypeMode(bool enabled)
+    : grad_mode_(enabled ? false : GradMode::is_enabled()) {
+  static std::atomic<bool> warned{false};
+  warn_once(warned,
+            "AutoNonVariableTypeMode is deprecated and will be removed in 1.10 release. For kernel implementations "
+            "please use AutoDispatchBelowADInplaceOrView instead, If you are looking for a user facing API to enable "
+            "running your inference-only workload, please use c10::InferenceMode. Using "
+            "AutoDispatchBelowADInplaceOrView in user code is under risk of producing silent wrong result in some "
+            "edge cases. See Note [AutoDispatchBelowAutograd] for more details.");
+}
 
 Node::Node() : sequence_nr_(next_sequence_nr++) {}
 
@@ -99,21 +126,22 @@ GradList AccumulateGrad::apply(GradList&& grads) {
   std::shared_ptr<TensorImpl> impl = variable_.lock();
   Tensor new_grad = std::move(grads[0]);
   if (!impl || !new_grad.defined()) return {};
+  Tensor& grad = Tensor(impl).mutable_grad();
   if (GradMode::is_enabled()) {
     // create_graph: the gradient keeps its history, so it can be differentiated.
-    impl->grad = impl->grad ? add(Tensor(impl->grad), new_grad).impl_ptr() : new_grad.impl_ptr();
+    grad = grad.defined() ? add(grad, new_grad) : new_grad;
     return {};
   }
-  if (!impl->grad) {
+  if (!grad.defined()) {
     // Steal the buffer when nothing else can see it; otherwise copy it, so a
     // later in-place accumulation never writes into someone else's memory.
     bool exclusive = new_grad.impl_ptr().use_count() == 1 && new_grad.storage().use_count() == 1 &&
                      new_grad.is_contiguous() && !new_grad.requires_grad();
-    impl->grad = exclusive ? new_grad.impl_ptr() : new_grad.detach().clone().impl_ptr();
-  } else if (impl->grad->requires_grad) {
-    impl->grad = add(Tensor(impl->grad), new_grad).impl_ptr();
+    grad = exclusive ? std::move(new_grad) : new_grad.detach().clone();
+  } else if (grad.requires_grad()) {
+    grad = add(grad, new_grad);
   } else {
-    Tensor(impl->grad).add_(new_grad);
+    grad.add_(new_grad);
   }
   return {};
 }
@@ -128,10 +156,11 @@ namespace {
 // the view's history is then regenerated as an as_strided view of the base's
 // current history, as PyTorch does.
 void refresh_stale_view(TensorImpl& impl) {
-  if (!impl.is_view || !impl.grad_fn || !impl.view_base) return;
-  const std::shared_ptr<Node>& base_fn = impl.view_base->grad_fn;
+  detail::check_view_not_rebased(impl);
+  if (!impl.view.is_view || !impl.grad_fn) return;
+  const std::shared_ptr<Node>& base_fn = impl.view.base->grad_fn;
   if (!base_fn || base_fn->sequence_nr() < impl.grad_fn->sequence_nr()) return;
-  Tensor base(impl.view_base);
+  Tensor base(impl.view.base);
   GD_CHECK(base.is_contiguous(),
            "a view was used after its (non-contiguous) base was modified by an in-place operation; take the view "
            "again after the in-place operation");
@@ -243,9 +272,9 @@ namespace detail {
 Tensor fresh_alias(const Tensor& t) {
   const TensorImpl& src = *t.impl();
   auto impl = std::make_shared<TensorImpl>(src.storage, src.sizes, src.strides, src.storage_offset, src.dtype);
-  impl->is_inference = src.is_inference;
-  impl->is_view = true;
-  impl->view_base = src.view_base ? src.view_base : t.impl_ptr();
+  mark_as_view(*impl, t);
+  // An alias made for an op's output is no no-grad view, whatever the mode.
+  impl->view.creation_meta = src.view.is_view ? src.view.creation_meta : autograd::CreationMeta::DEFAULT;
   return Tensor(std::move(impl));
 }
 

@@ -69,8 +69,10 @@ class Node : public std::enable_shared_from_this<Node> {
   // backward(inputs=...)), so the formula can skip it (Note [Unneeded outputs]).
   bool should_compute_output(size_t i) const { return i >= 64 || !((unneeded_outputs_ >> i) & 1); }
 
-  // Where the node was created, filled in anomaly mode.
+  // Where the node was created, filled in anomaly mode, and the node whose
+  // backward (under create_graph) created it.
   std::string creation_trace;
+  std::weak_ptr<Node> anomaly_parent;
 
  protected:
   SmallVector<Edge, 2> next_edges_;

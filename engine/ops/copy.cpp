@@ -40,7 +40,7 @@ bool check_inplace_dual(const Tensor& self, std::initializer_list<Tensor> operan
   for (const Tensor& t : operands) any = any || detail::has_tangent(t);
   if (!any) return false;
   const TensorImpl& impl = *self.impl();
-  GD_CHECK(!(impl.is_view && impl.view_base && detail::has_tangent(Tensor(impl.view_base))),
+  GD_CHECK(!(impl.view.is_view && detail::has_tangent(Tensor(impl.view.base))),
            fmt::format("{}: in-place operation on a view of a dual tensor is not supported by gradiens's forward-mode "
                        "AD; apply it to the base tensor, or clone() the view first",
                        op));
@@ -58,10 +58,12 @@ bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, s
   bool any = self.requires_grad();
   for (const Tensor& t : operands) any = any || (t.defined() && t.requires_grad());
   if (!any) return dual;
+  const TensorImpl& impl = *self.impl();
+  // libtorch's order: the view's own errors, then the leaf's.
+  detail::check_inplace_on_view(impl);
   GD_CHECK(!(self.is_leaf() && self.requires_grad()),
            "a leaf Variable that requires grad is being used in an in-place operation.");
-  const TensorImpl& impl = *self.impl();
-  GD_CHECK(!impl.is_view,
+  GD_CHECK(!impl.view.is_view,
            fmt::format("{}: in-place operation on a view of a tensor that is part of an autograd graph is not "
                        "supported by gradiens; apply it to the base tensor, or clone() the view first",
                        op));

@@ -20,7 +20,9 @@ namespace gradiens {
 // use (Note [Views of a rebased base] in engine/autograd/node.cpp).
 // An in-place op *through* a view whose base or operands require grad is
 // refused with a clear error instead of PyTorch's CopySlices rebase: write to
-// the base, or clone() the view first.
+// the base, or clone() the view first. libtorch's own errors come first: for a
+// view taken under NoGradGuard or InferenceMode (Note [View creation meta] in
+// engine/tensor_impl.h) and for a view of a leaf that requires grad.
 // Returns true when the op must be recorded (grad mode on and self or an
 // operand requires grad).
 bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op);

@@ -39,9 +39,7 @@ Geometry contiguous_geometry(IntArrayRef sizes) { return {sizes.dims(), contiguo
 Tensor make_view(const Tensor& base, Geometry g) {
   auto impl = std::make_shared<TensorImpl>(base.storage(), std::move(g.sizes), std::move(g.strides), g.offset,
                                            base.dtype());
-  impl->is_inference = base.is_inference();
-  impl->is_view = true;
-  impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
+  detail::mark_as_view(*impl, base);
   return Tensor(std::move(impl));
 }
 

@@ -176,7 +176,17 @@ namespace at {
 using c10::irange;
 using c10::nullopt;
 using c10::optional;
+namespace native {
+using ::gradiens::is_nonzero;
+}  // namespace native
 }  // namespace at
+
+// libtorch's other spelling of warn-always mode.
+namespace c10::WarningUtils {
+using WarnAlways = ::gradiens::Warning::WarnAlways;
+inline void set_warnAlways(bool setting) { ::gradiens::Warning::set_warnAlways(setting); }
+inline bool get_warnAlways() { return ::gradiens::Warning::get_warnAlways(); }
+}  // namespace c10::WarningUtils
 
 namespace c10::detail {
 // The message of a failed TORCH_CHECK: the caller's words, or libtorch's
@@ -208,8 +218,14 @@ std::string check_message(const char* condition, const Args&... args) {
 // TORCH_WARN(message parts...): a warning to the current handler (gradiens::Warning).
 #define TORCH_WARN(...) \
   ::gradiens::Warning::warn({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, ::c10::str(__VA_ARGS__), false)
+// TORCH_WARN_ONCE: once per call site, or every time in warn-always mode
+// (c10::Warning::WarnAlways).
 #define TORCH_WARN_ONCE(...)                            \
   do {                                                  \
+    if (::gradiens::Warning::get_warnAlways()) {        \
+      TORCH_WARN(__VA_ARGS__);                          \
+      break;                                            \
+    }                                                   \
     static const bool torch_warn_once_done = [&] {      \
       TORCH_WARN(__VA_ARGS__);                          \
       return true;                                      \
