@@ -228,3 +228,24 @@ TEST_CASE("TensorOptions: device strings, device_index and libtorch's Backend") 
   CHECK(sparse.dtype() == gd::kFloat64);
   CHECK(gd::backend_options(gd::Backend::CUDA, gd::kFloat32).device().is_cuda());
 }
+
+TEST_CASE("var_mean, std_mean and _reshape_alias pass float64 gradcheck and gradgradcheck") {
+  Tensor x = gd::tensor({{0.3, -1.2, 2.0}, {0.7, 1.1, -0.4}}, gd::kFloat64).requires_grad_();
+  auto var_mean_fn = [](const std::vector<Tensor>& in) {
+    auto [v, m] = gd::var_mean(in[0], std::vector<int64_t>{1});
+    return std::vector<Tensor>{v, m};
+  };
+  auto std_mean_fn = [](const std::vector<Tensor>& in) {
+    auto [s, m] = gd::std_mean(in[0], std::vector<int64_t>{0}, 1, /*keepdim=*/true);
+    return std::vector<Tensor>{s, m};
+  };
+  auto alias_fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{gd::_reshape_alias(in[0] * in[0], {3, 2}, {1, 3})};
+  };
+  for (const gd::autograd::TensorFunction& fn : {gd::autograd::TensorFunction(var_mean_fn),
+                                                 gd::autograd::TensorFunction(std_mean_fn),
+                                                 gd::autograd::TensorFunction(alias_fn)}) {
+    CHECK(gd::autograd::gradcheck(fn, {x}));
+    CHECK(gd::autograd::gradgradcheck(fn, {x}));
+  }
+}
