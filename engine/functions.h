@@ -172,6 +172,23 @@ template <class Bool>
 Tensor std(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
   return x.std(dims, unbiased, keepdim);
 }
+// (var, mean) and (std, mean) over the same dims, as PyTorch's var_mean / std_mean.
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt,
+                                    double correction = 1, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt,
+                                    double correction = 1, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased);
+template <class Bool>
+  requires std::same_as<Bool, bool>
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
+  return var_mean(x, std::optional<std::vector<int64_t>>(dims.vec()), unbiased ? 1.0 : 0.0, keepdim);
+}
+template <class Bool>
+  requires std::same_as<Bool, bool>
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
+  return std_mean(x, std::optional<std::vector<int64_t>>(dims.vec()), unbiased ? 1.0 : 0.0, keepdim);
+}
 Tensor norm(const Tensor& x, Scalar p = 2);
 Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
@@ -216,6 +233,10 @@ std::vector<Tensor> split(const Tensor& x, IntArrayRef split_sizes, int64_t dim 
 std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split_sizes, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+Tensor as_strided(const Tensor& x, IntArrayRef sizes, IntArrayRef strides,
+                  std::optional<int64_t> storage_offset = std::nullopt);
+// libtorch's private view op behind reshape: as_strided at x's own storage offset.
+Tensor _reshape_alias(const Tensor& x, IntArrayRef sizes, IntArrayRef strides);
 
 // ---- indexing along a dim (engine/ops/indexing.cpp) ----
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
@@ -242,6 +263,11 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha = 1);
 Tensor masked_select(const Tensor& x, const Tensor& mask);
 Tensor nonzero(const Tensor& x);
+// ATen's index / index_put_: one optional index tensor per leading dim (an empty
+// one takes the whole dim, as a Slice()), x.index({...}) with tensors only.
+Tensor index(const Tensor& x, const std::vector<std::optional<Tensor>>& indices);
+Tensor& index_put_(Tensor& x, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate = false);
 // where(condition) is nonzero(condition) as one index tensor per dimension.
 std::vector<Tensor> where(const Tensor& condition);
 

@@ -37,6 +37,8 @@ double read_floating(const char* p, ScalarType dtype) {
 int64_t read_integral(const char* p, ScalarType dtype) {
   switch (dtype) {
     case ScalarType::UInt8: return *reinterpret_cast<const uint8_t*>(p);
+    case ScalarType::Int8: return *reinterpret_cast<const int8_t*>(p);
+    case ScalarType::Int16: { int16_t v; std::memcpy(&v, p, sizeof v); return v; }
     case ScalarType::Bool: return *reinterpret_cast<const uint8_t*>(p) != 0;
     case ScalarType::Int32: { int32_t v; std::memcpy(&v, p, sizeof v); return v; }
     case ScalarType::Int64: { int64_t v; std::memcpy(&v, p, sizeof v); return v; }

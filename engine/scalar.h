@@ -39,6 +39,9 @@ class Scalar {
   float toFloat() const { return to<float>(); }
   int64_t toLong() const { return to<int64_t>(); }
   int toInt() const { return to<int>(); }
+  int16_t toShort() const { return to<int16_t>(); }
+  int8_t toChar() const { return to<int8_t>(); }
+  uint8_t toByte() const { return to<uint8_t>(); }
   bool toBool() const { return kind_ == Kind::Floating ? d_ != 0 : i_ != 0; }
   bool isFloatingPoint() const { return is_floating_point(); }
   bool isIntegral(bool include_bool) const { return is_integral() || (include_bool && is_boolean()); }

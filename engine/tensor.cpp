@@ -11,22 +11,21 @@
 
 namespace gradiens {
 
+// "cpu", "cuda", or either with ":N" (libtorch accepts "cpu:0" too).
 Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
-  if (spec == "cpu") return;
-  if (spec.substr(0, 4) == "cuda") {
-    type_ = DeviceType::CUDA;
-    if (spec.size() == 4) return;
-    if (spec[4] == ':' && spec.size() > 5) {
-      int idx = 0;
-      for (char c : spec.substr(5)) {
-        if (c < '0' || c > '9') throw Error(fmt::format("Invalid device string: '{}'", spec));
-        idx = idx * 10 + (c - '0');
-      }
-      index_ = idx;
-      return;
-    }
+  const std::string_view type = spec.substr(0, spec.find(':'));
+  if (type == "cuda") type_ = DeviceType::CUDA;
+  else if (type != "cpu")
+    throw Error(fmt::format("Invalid device string: '{}' (expected 'cpu', 'cuda' or 'cuda:N')", spec));
+  if (type.size() == spec.size()) return;
+  const std::string_view digits = spec.substr(type.size() + 1);
+  if (digits.empty() || digits.size() > 9) throw Error(fmt::format("Invalid device string: '{}'", spec));
+  int idx = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') throw Error(fmt::format("Invalid device string: '{}'", spec));
+    idx = idx * 10 + (c - '0');
   }
-  throw Error(fmt::format("Invalid device string: '{}' (expected 'cpu', 'cuda' or 'cuda:N')", spec));
+  index_ = idx;
 }
 
 std::string Device::str() const {
@@ -112,6 +111,8 @@ GRADIENS_INSTANTIATE_DATA_ACCESS(double)
 GRADIENS_INSTANTIATE_DATA_ACCESS(int32_t)
 GRADIENS_INSTANTIATE_DATA_ACCESS(int64_t)
 GRADIENS_INSTANTIATE_DATA_ACCESS(uint8_t)
+GRADIENS_INSTANTIATE_DATA_ACCESS(int8_t)
+GRADIENS_INSTANTIATE_DATA_ACCESS(int16_t)
 GRADIENS_INSTANTIATE_DATA_ACCESS(bool)
 GRADIENS_INSTANTIATE_DATA_ACCESS(Half)
 GRADIENS_INSTANTIATE_DATA_ACCESS(BFloat16)

@@ -6,6 +6,8 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -34,21 +36,35 @@ struct EllipsisType {};
 inline constexpr NoneType None{};
 inline constexpr EllipsisType Ellipsis{};
 
+// What an absent Slice bound stands for, as in libtorch: past either end.
+inline constexpr int64_t INDEX_MAX = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t INDEX_MIN = std::numeric_limits<int64_t>::min();
+
 // One bound of a Slice: an integer or None.
 struct SliceBound {
   SliceBound(NoneType) {}
+  SliceBound(std::nullopt_t) {}
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
   SliceBound(I v) : value(static_cast<int64_t>(v)) {}
+  SliceBound(std::optional<int64_t> v) : value(v) {}
   std::optional<int64_t> value;
 };
 
-// Python's start:stop:step; Slice() is ':'.
-struct Slice {
-  Slice(SliceBound start = None, SliceBound stop = None, SliceBound step = None)
-      : start(start.value), stop(stop.value), step(step.value.value_or(1)) {}
-  std::optional<int64_t> start, stop;
-  int64_t step;
+// Python's start:stop:step; Slice() is ':'. As in libtorch, an absent step is
+// 1 and an absent start / stop is 0 / INDEX_MAX (INDEX_MAX / INDEX_MIN for a
+// negative step); a zero step is an Error.
+class Slice {
+ public:
+  Slice(SliceBound start = None, SliceBound stop = None, SliceBound step = None);
+  int64_t start() const { return start_; }
+  int64_t stop() const { return stop_; }
+  int64_t step() const { return step_; }
+
+ private:
+  int64_t start_, stop_, step_;
 };
+// "1:9223372036854775807:2", as libtorch prints a Slice.
+std::ostream& operator<<(std::ostream& out, const Slice& slice);
 
 // An element of Tensor::index({...}): an integer, a Slice, None (new axis),
 // Ellipsis, a bool, or a tensor (integer indices or a boolean mask; held by its
@@ -68,9 +84,24 @@ class TensorIndex {
   TensorIndex(const T& tensor) : value_(tensor.impl_ptr()) {}
   const Value& value() const { return value_; }
 
+  // libtorch's accessors; each getter needs its kind (a wrong one is std::bad_variant_access).
+  bool is_none() const { return std::holds_alternative<NoneType>(value_); }
+  bool is_ellipsis() const { return std::holds_alternative<EllipsisType>(value_); }
+  bool is_integer() const { return std::holds_alternative<int64_t>(value_); }
+  bool is_boolean() const { return std::holds_alternative<bool>(value_); }
+  bool is_slice() const { return std::holds_alternative<Slice>(value_); }
+  bool is_tensor() const { return std::holds_alternative<std::shared_ptr<TensorImpl>>(value_); }
+  int64_t integer() const { return std::get<int64_t>(value_); }
+  bool boolean() const { return std::get<bool>(value_); }
+  const Slice& slice() const { return std::get<Slice>(value_); }
+  Tensor tensor() const;  // defined below Tensor
+
  private:
   Value value_;
 };
+// As libtorch prints indices: None, ..., 0, true, 1:3:1, a tensor; a list as (None, 0).
+std::ostream& operator<<(std::ostream& out, const TensorIndex& index);
+std::ostream& operator<<(std::ostream& out, const std::vector<TensorIndex>& indices);
 }  // namespace indexing
 
 // A tensor hook: gets the gradient, returns a replacement or an undefined Tensor
@@ -120,11 +151,11 @@ class Tensor {
   MemoryFormat suggest_memory_format() const;
   bool is_floating_point() const { return gradiens::is_floating_point(dtype()); }
   // Whether the dtype holds negative values (not bool, not uint8), as libtorch's.
-  bool is_signed() const { return dtype() != kBool && dtype() != kUInt8; }
+  bool is_signed() const { return gradiens::is_signed(dtype()); }
   bool is_cpu() const { return device().is_cpu(); }
+  // The cuda device's index, -1 for a CPU tensor (libtorch's get_device).
+  int64_t get_device() const { return device().is_cuda() ? device().index() : -1; }
   bool is_cuda() const { return device().is_cuda(); }
-  // The CUDA device index, -1 for a CPU tensor (libtorch's get_device()).
-  int64_t get_device() const { return is_cuda() ? device().index() : -1; }
   // Strided for dense tensors, Sparse for COO ones (engine/sparse.h).
   Layout layout() const;
   bool is_sparse() const { return layout() == Layout::Sparse; }
@@ -194,6 +225,11 @@ class Tensor {
     return impl.requires_grad || (impl.view.is_view && !impl.grad_fn && impl.view.base->requires_grad);
   }
   Tensor& requires_grad_(bool requires_grad = true);
+  // libtorch also lets a const handle change the flag (it belongs to the shared impl).
+  const Tensor& requires_grad_(bool requires_grad = true) const {
+    const_cast<Tensor*>(this)->requires_grad_(requires_grad);
+    return *this;
+  }
   Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
   // The accumulated gradient (undefined before the first backward). It shares
   // the gradient's storage, so grad().zero_() clears it. Read on a tensor that
@@ -529,5 +565,7 @@ class Tensor {
 
 // Prints like PyTorch: tensor([[1., 2.], [3., 4.]], dtype=float64, requires_grad=True)
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+inline Tensor indexing::TensorIndex::tensor() const { return Tensor(std::get<std::shared_ptr<TensorImpl>>(value_)); }
 
 }  // namespace gradiens

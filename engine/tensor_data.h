@@ -2,6 +2,8 @@
 // list or a std::vector, as libtorch's torch::tensor.
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <initializer_list>
 #include <iosfwd>
 #include <optional>
@@ -18,9 +20,9 @@ namespace gradiens {
 // checked as they are built: every sub-list must have the first one's sizes.
 //
 // The dtype, unless the options give one, is inferred as libtorch's tensor()
-// does: floating values give float32 (the default dtype), integers int64, bools
-// bool, uint8 vectors uint8, and an empty braced list float32 (an empty vector
-// its element type's dtype). As in libtorch, every element of a braced list
+// does: floating values give float32 (the default dtype), int and int64 values
+// int64, bools bool, uint8 / int8 / int16 values their own dtype, and an empty
+// braced list float32 (an empty vector its element type's dtype). As in libtorch, every element of a braced list
 // must have the same C++ type: tensor({1, 2.5}) is an Error ("Expected all
 // elements of the tensor to have the same scalar type: Int, but got element of
 // scalar type: Double").
@@ -33,6 +35,24 @@ class TensorDataContainer {
   TensorDataContainer(std::initializer_list<TensorDataContainer> list);
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   TensorDataContainer(const std::vector<T>& values) : TensorDataContainer(from_vector(values), element_type<T>()) {}
+  // Any other contiguous list of numbers (ArrayRef<T>, std::array, std::span): one dimension, as a vector.
+  template <class List>
+    requires std::is_arithmetic_v<typename List::value_type> && (!std::is_same_v<typename List::value_type, char>) &&
+             requires(const List& list) {
+      { list.data() } -> std::convertible_to<const typename List::value_type*>;
+      { list.size() } -> std::convertible_to<size_t>;
+    }
+  TensorDataContainer(const List& values)
+      : TensorDataContainer(std::vector<typename List::value_type>(values.data(), values.data() + values.size())) {}
+
+  // libtorch's accessors of the three kinds of data, which throw on the wrong kind:
+  // a number, a braced list, or a vector / list of numbers (a tensor).
+  bool is_scalar() const { return kind_ == Kind::Scalar; }
+  bool is_init_list() const { return kind_ == Kind::List; }
+  bool is_tensor() const { return kind_ == Kind::Values; }
+  const Scalar& scalar() const;
+  const std::vector<TensorDataContainer>& init_list() const;
+  const Tensor& tensor() const;
 
   const DimVector& sizes() const { return sizes_; }
   // The dtype the data implies; empty for data without any element.
@@ -54,7 +74,8 @@ class TensorDataContainer {
   static ScalarType value_dtype() {
     if constexpr (std::is_same_v<T, bool>) return kBool;
     else if constexpr (std::is_floating_point_v<T>) return get_default_dtype();
-    else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
+    else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>)
+      return scalar_type_of<T>();
     else return kInt64;
   }
   // The dtype of the C++ element type itself, which libtorch's same-type rule
@@ -63,7 +84,8 @@ class TensorDataContainer {
   static constexpr ScalarType element_type() {
     if constexpr (std::is_same_v<T, bool>) return kBool;
     else if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? kFloat32 : kFloat64;
-    else if constexpr (std::is_same_v<T, uint8_t>) return kUInt8;
+    else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>)
+      return scalar_type_of<T>();
     else return sizeof(T) <= 4 ? kInt32 : kInt64;
   }
   template <class T>
@@ -72,7 +94,8 @@ class TensorDataContainer {
     if constexpr (std::is_same_v<T, bool>) {
       const std::vector<uint8_t> bytes(values.begin(), values.end());  // vector<bool> has no data()
       return values_tensor(bytes.data(), n, kBool);
-    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, double> || std::is_same_v<T, int64_t>) {
+    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t> ||
+                         std::is_same_v<T, double> || std::is_same_v<T, int64_t>) {
       return values_tensor(values.data(), n, scalar_type_of<T>());
     } else {
       // Widened so that the elements keep their precision until the dtype is known.

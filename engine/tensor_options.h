@@ -35,9 +35,14 @@ class TensorOptions {
   TensorOptions(DeviceType device) : device_(Device(device)) {}
   TensorOptions(Layout layout) : layout_(layout) {}
   TensorOptions(MemoryFormat memory_format) : memory_format_(memory_format) {}
+  // TensorOptions("cuda:1"); explicit, so that to("cuda") still means to(Device).
+  explicit TensorOptions(const char* device) : device_(Device(device)) {}
 
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  TensorOptions device(DeviceType type, int index) const { return device(Device(type, index)); }
+  // The cuda device of that index, as libtorch's device_index.
+  TensorOptions device_index(int index) const { return device(Device(kCUDA, index)); }
   TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
   TensorOptions memory_format(MemoryFormat f) const { auto o = *this; o.memory_format_ = f; return o; }
   TensorOptions layout(Layout l) const { auto o = *this; o.layout_ = l; return o; }
@@ -70,12 +75,24 @@ class TensorOptions {
 
 inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+inline TensorOptions device_index(int index) { return TensorOptions().device_index(index); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 inline TensorOptions memory_format(MemoryFormat f) { return TensorOptions().memory_format(f); }
 inline TensorOptions layout(Layout l) { return TensorOptions().layout(l); }
 template <class T>
 TensorOptions dtype() {
   return TensorOptions().dtype<T>();
+}
+
+// libtorch's legacy pairing of a device type with a layout (Backend::SparseCPU
+// is a sparse tensor on the CPU), for code written against it.
+enum class Backend : int8_t { CPU, CUDA, SparseCPU, SparseCUDA };
+// The options a (backend, dtype) pair stands for: its dtype, layout and device type.
+inline TensorOptions backend_options(Backend backend, ScalarType dtype) {
+  const bool sparse = backend == Backend::SparseCPU || backend == Backend::SparseCUDA;
+  const bool cuda = backend == Backend::CUDA || backend == Backend::SparseCUDA;
+  TensorOptions options = TensorOptions().dtype(dtype).layout(sparse ? Layout::Sparse : Layout::Strided);
+  return cuda ? options.device(Device(kCUDA)) : options;
 }
 
 }  // namespace gradiens

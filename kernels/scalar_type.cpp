@@ -32,6 +32,8 @@ void set_default_dtype(ScalarType dtype) {
   default_dtype.store(dtype, std::memory_order_relaxed);
 }
 
+void set_default_dtype_unchecked(ScalarType dtype) { default_dtype.store(dtype, std::memory_order_relaxed); }
+
 std::string_view dtype_name(ScalarType t) {
   switch (t) {
     case ScalarType::UInt8: return "uint8";
@@ -42,6 +44,8 @@ std::string_view dtype_name(ScalarType t) {
     case ScalarType::Float32: return "float32";
     case ScalarType::Float64: return "float64";
     case ScalarType::Bool: return "bool";
+    case ScalarType::Int8: return "int8";
+    case ScalarType::Int16: return "int16";
   }
   return "unknown";
 }
@@ -56,6 +60,8 @@ std::string_view legacy_tensor_type_name(ScalarType t) {
     case ScalarType::Float32: return "FloatTensor";
     case ScalarType::Float64: return "DoubleTensor";
     case ScalarType::Bool: return "BoolTensor";
+    case ScalarType::Int8: return "CharTensor";
+    case ScalarType::Int16: return "ShortTensor";
   }
   return "UnknownTensor";
 }
@@ -86,7 +92,9 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   }
   if (fa) return a;
   if (fb) return b;
-  auto rank = [](ScalarType t) { return t == kInt64 ? 3 : t == kInt32 ? 2 : 1; };
+  // uint8 and int8 hold values the other cannot: the smallest type holding both is int16.
+  if ((a == kUInt8 && b == kInt8) || (a == kInt8 && b == kUInt8)) return kInt16;
+  auto rank = [](ScalarType t) { return t == kInt64 ? 4 : t == kInt32 ? 3 : t == kInt16 ? 2 : 1; };
   return rank(a) >= rank(b) ? a : b;
 }
 

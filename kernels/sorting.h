@@ -32,8 +32,8 @@ void median_positions(ScalarType dtype, IntArrayRef sizes, int64_t dim, const St
 
 // A stable sort of each of `lines` contiguous lines of `length` keys: for each
 // sorted place, the position of its key within the line (int64, lines x
-// length). On a cuda device the keys are float32, float64, uint8, int32 or
-// int64 (kernels/cuda/indexing.h); on the CPU any dtype.
+// length). On a cuda device the keys are float32, float64, uint8, int8, int16,
+// int32 or int64 (kernels/cuda/indexing.h); on the CPU any dtype.
 void sort_lines(ScalarType dtype, const void* keys, int64_t lines, int64_t length, bool descending,
                 int64_t* positions, const DeviceRef& device);
 

@@ -65,7 +65,7 @@ std::string base64_decode(const std::string& text) {
 }
 
 ScalarType dtype_from_name(const std::string& name) {
-  for (ScalarType t : {kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64, kBool})
+  for (ScalarType t : {kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64, kBool})
     if (dtype_name(t) == name) return t;
   throw Error(fmt::format("tensor_from_json: unknown dtype '{}'", name));
 }

@@ -76,11 +76,12 @@ struct DtypeEntry {
 };
 
 constexpr DtypeEntry kDtypes[] = {
-    {kBool, "BOOL", 0},     {kUInt8, "U8", 1},     {kFloat16, "F16", 7},   {kBFloat16, "BF16", 8},
-    {kInt32, "I32", 9},     {kFloat32, "F32", 11}, {kFloat64, "F64", 12},  {kInt64, "I64", 13},
+    {kBool, "BOOL", 0},     {kUInt8, "U8", 1},     {kInt8, "I8", 2},      {kInt16, "I16", 5},
+    {kFloat16, "F16", 7},   {kBFloat16, "BF16", 8}, {kInt32, "I32", 9},    {kFloat32, "F32", 11},
+    {kFloat64, "F64", 12},  {kInt64, "I64", 13},
 };
 // Valid safetensors dtypes that gradiens has no ScalarType for.
-constexpr std::string_view kForeignDtypes[] = {"I8", "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3"};
+constexpr std::string_view kForeignDtypes[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3"};
 
 const DtypeEntry& dtype_entry(ScalarType type) {
   for (const DtypeEntry& d : kDtypes)

@@ -32,6 +32,7 @@
 #include "engine/ops/dim_indexing.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "engine/warning.h"
 #include "kernels/indexing.h"
 
 namespace gradiens {
@@ -58,7 +59,6 @@ Tensor copy_of(const Tensor& t) {
 // (a tag, then its numbers) and the saved tensors (version-checked, as PyTorch
 // checks its saved indices).
 enum IndexTag : int64_t { kTagInt, kTagBool, kTagSlice, kTagNone, kTagEllipsis, kTagTensor };
-constexpr int64_t kNoBound = std::numeric_limits<int64_t>::min();
 
 void save_indices(Ctx& ctx, const std::vector<TensorIndex>& indices) {
   ctx.ints.clear();
@@ -72,9 +72,9 @@ void save_indices(Ctx& ctx, const std::vector<TensorIndex>& indices) {
       ctx.ints.push_back(*b);
     } else if (auto* s = std::get_if<indexing::Slice>(&v)) {
       ctx.ints.push_back(kTagSlice);
-      ctx.ints.push_back(s->start.value_or(kNoBound));
-      ctx.ints.push_back(s->stop.value_or(kNoBound));
-      ctx.ints.push_back(s->step);
+      ctx.ints.push_back(s->start());
+      ctx.ints.push_back(s->stop());
+      ctx.ints.push_back(s->step());
     } else if (std::holds_alternative<indexing::NoneType>(v)) {
       ctx.ints.push_back(kTagNone);
     } else if (std::holds_alternative<indexing::EllipsisType>(v)) {
@@ -89,13 +89,12 @@ void save_indices(Ctx& ctx, const std::vector<TensorIndex>& indices) {
 std::vector<TensorIndex> saved_indices(const Ctx& ctx) {
   std::vector<TensorIndex> out;
   size_t tensor = 0;
-  auto bound = [](int64_t v) { return v == kNoBound ? indexing::SliceBound(indexing::None) : indexing::SliceBound(v); };
   for (size_t i = 0; i < ctx.ints.size();) {
     switch (ctx.ints[i++]) {
       case kTagInt: out.emplace_back(ctx.ints[i++]); break;
       case kTagBool: out.emplace_back(ctx.ints[i++] != 0); break;
       case kTagSlice:
-        out.emplace_back(indexing::Slice(bound(ctx.ints[i]), bound(ctx.ints[i + 1]), ctx.ints[i + 2]));
+        out.emplace_back(indexing::Slice(ctx.ints[i], ctx.ints[i + 1], ctx.ints[i + 2]));
         i += 3;
         break;
       case kTagNone: out.emplace_back(indexing::None); break;
@@ -219,7 +218,9 @@ IndexPlan plan_index(const Tensor& self, const std::vector<TensorIndex>& indices
                                                             {idx.data_ptr(), b, idx_strides}, size, stride,
                                                             cuda_seam::device_of(view));
     // PyTorch numbers the dimension by the index tensor's position among the
-    // index tensors (x[:, i] with i out of range names "dimension 0").
+    // index tensors (x[:, i] with i out of range names "dimension 0"), and
+    // names neither index nor dimension for a dimension of size 0.
+    if (bad && size == 0) throw Error("index is out of bounds for dimension with size 0");
     throw_if_bad_index(bad, indexer++, size);
   }
   return plan;
@@ -521,7 +522,40 @@ struct IndexAdd {
 
 // ---- public functions ----
 
+namespace {
+// ATen's optional index tensors as an index list: an empty (or undefined) one is a whole-dim Slice().
+std::vector<TensorIndex> as_tensor_indices(const std::vector<std::optional<Tensor>>& indices) {
+  std::vector<TensorIndex> out;
+  for (const std::optional<Tensor>& t : indices) {
+    if (t && t->defined()) out.emplace_back(*t);
+    else out.emplace_back(indexing::Slice());
+  }
+  return out;
+}
+
+// libtorch's deprecation warning, once per uint8 mask of an index or index_put_ call.
+void warn_uint8_masks(const std::vector<TensorIndex>& indices) {
+  for (const TensorIndex& index : indices)
+    if (index.is_tensor() && index.tensor().defined() && index.tensor().dtype() == kUInt8)
+      warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
+}
+
+// self[indices] = values (+= with accumulate) in place, as ATen's index_put_.
+Tensor& index_put_values(Tensor& self, const std::vector<TensorIndex>& indices, const Tensor& values,
+                         bool accumulate) {
+  warn_uint8_masks(indices);
+  if (check_inplace(self, {values}, "index_put_"))
+    return commit_inplace(self, apply<IndexPut>(self, indices, values, accumulate), true);
+  check_put_values(self, values);
+  check_no_internal_overlap(self);
+  index_put_kernel(self, indices, values, accumulate);
+  self.bump_version();
+  return self;
+}
+}  // namespace
+
 Tensor index_with_tensors(const Tensor& self, const std::vector<TensorIndex>& indices) {
+  warn_uint8_masks(indices);
   return apply<Index>(self, indices);
 }
 
@@ -587,13 +621,20 @@ Tensor Tensor::nonzero() const { return gradiens::nonzero(*this); }
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
   GD_CHECK(!indices.empty(), "Passing an empty index list to Tensor::index_put_() is not valid syntax");
-  if (check_inplace(*this, {values}, "index_put_"))
-    return commit_inplace(*this, apply<IndexPut>(*this, indices, values, accumulate), true);
-  check_put_values(*this, values);
-  check_no_internal_overlap(*this);
-  index_put_kernel(*this, indices, values, accumulate);
-  bump_version();
-  return *this;
+  // libtorch's x.index_put_({...}, v) drops v's leading size-1 dims first, as
+  // NumPy's x[...] = v (ATen's index_put_ op, gradiens::index_put_, does not).
+  Tensor sliced = values;
+  while (sliced.dim() > 0 && sliced.size(0) == 1) sliced = sliced.select(0, 0);
+  return index_put_values(*this, indices, sliced, accumulate);
+}
+
+Tensor index(const Tensor& x, const std::vector<std::optional<Tensor>>& indices) {
+  return x.index(as_tensor_indices(indices));
+}
+
+Tensor& index_put_(Tensor& x, const std::vector<std::optional<Tensor>>& indices, const Tensor& values,
+                   bool accumulate) {
+  return index_put_values(x, as_tensor_indices(indices), values, accumulate);
 }
 
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, Scalar value) {

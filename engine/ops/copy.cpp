@@ -187,9 +187,9 @@ Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
 }
 
 Tensor Tensor::to(const TensorOptions& options, bool copy) const {
-  GD_CHECK(!options.has_requires_grad(),
-           fmt::format("to(options) expects unset requires_grad flag, but got options.requires_grad set as {}",
-                       options.requires_grad()));
+  // As libtorch: requires_grad(false) is accepted (the result keeps the tensor's own flag).
+  GD_CHECK(!options.requires_grad(),
+           "to(options) expects unset requires_grad flag, but got options.requires_grad set as true");
   Tensor t = options.has_device() ? to(options.device(), false, copy) : *this;
   if (options.has_dtype()) t = t.to(options.dtype(), copy && !options.has_device());
   return t;

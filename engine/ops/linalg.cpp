@@ -31,6 +31,8 @@ namespace {
 std::string_view torch_cpp_type_name(ScalarType t) {
   switch (t) {
     case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::Int16: return "short int";
     case ScalarType::Int32: return "int";
     case ScalarType::Int64: return "long int";
     case ScalarType::Float16: return "c10::Half";

@@ -260,6 +260,8 @@ void check_randint_range(int64_t low, int64_t high, ScalarType dtype) {
   };
   switch (dtype) {
     case ScalarType::UInt8: check(0, 255, "unsigned char"); break;
+    case ScalarType::Int8: check(-128, 127, "signed char"); break;
+    case ScalarType::Int16: check(-32768, 32767, "short int"); break;
     case ScalarType::Int32: check(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), "int"); break;
     case ScalarType::Bool: check(0, 1, "bool"); break;
     case ScalarType::Float16: check(-65504, 65504, "c10::Half"); break;
@@ -277,6 +279,12 @@ void check_randperm_size(int64_t n, ScalarType dtype) {
   switch (dtype) {
     case ScalarType::UInt8:
       GD_CHECK(n <= 256, "value cannot be converted to type uint8_t without overflow");
+      break;
+    case ScalarType::Int8:
+      GD_CHECK(n <= 128, "value cannot be converted to type int8_t without overflow");
+      break;
+    case ScalarType::Int16:
+      GD_CHECK(n <= 32768, "value cannot be converted to type int16_t without overflow");
       break;
     case ScalarType::Int32:
       GD_CHECK(n <= (int64_t{1} << 31), "value cannot be converted to type int32_t without overflow");
@@ -722,6 +730,8 @@ int64_t random_end(ScalarType dtype) {
     case ScalarType::Float16: return (int64_t{1} << 11) + 1;
     case ScalarType::BFloat16: return (int64_t{1} << 8) + 1;
     case ScalarType::UInt8: return 256;
+    case ScalarType::Int8: return 128;
+    case ScalarType::Int16: return 32768;
     case ScalarType::Int32: return int64_t{std::numeric_limits<int32_t>::max()} + 1;
     case ScalarType::Bool: return 2;
     case ScalarType::Int64: break;

@@ -117,6 +117,23 @@ Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims, double cor
 
 Tensor var(const Tensor& x, bool unbiased) { return var(x, std::nullopt, unbiased ? 1.0 : 0.0); }
 Tensor std(const Tensor& x, bool unbiased) { return std(x, std::nullopt, unbiased ? 1.0 : 0.0); }
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction,
+                                    bool keepdim) {
+  const DimVector d = reduction_dims(x, optional_dims(dims), "var_mean");
+  return {var(x, dims, correction, keepdim), mean(x, d, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::optional<std::vector<int64_t>> dims, double correction,
+                                    bool keepdim) {
+  const DimVector d = reduction_dims(x, optional_dims(dims), "std_mean");
+  return {std(x, dims, correction, keepdim), mean(x, d, keepdim)};
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased) {
+  return var_mean(x, std::nullopt, unbiased ? 1.0 : 0.0);
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased) {
+  return std_mean(x, std::nullopt, unbiased ? 1.0 : 0.0);
+}
 Tensor norm(const Tensor& x, Scalar p, IntArrayRef dims, bool keepdim) {
   GD_CHECK(x.is_floating_point(), fmt::format("norm(): input dtype should be either floating point or complex. Got {} "
                                               "instead.",

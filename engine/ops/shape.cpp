@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <ostream>
 
 #include "engine/autograd/function.h"
 #include "engine/dims.h"
@@ -601,6 +602,32 @@ indexing::TensorIndex::TensorIndex(const char* str) : value_(Ellipsis) {
            fmt::format("Expected \"...\" to represent an ellipsis index, but got \"{}\"", str));
 }
 
+indexing::Slice::Slice(SliceBound start, SliceBound stop, SliceBound step) {
+  step_ = step.value.value_or(1);
+  GD_CHECK(step_ != 0, "slice step cannot be zero");
+  start_ = start.value.value_or(step_ < 0 ? INDEX_MAX : 0);
+  stop_ = stop.value.value_or(step_ < 0 ? INDEX_MIN : INDEX_MAX);
+}
+
+std::ostream& indexing::operator<<(std::ostream& out, const Slice& slice) {
+  return out << slice.start() << ':' << slice.stop() << ':' << slice.step();
+}
+
+std::ostream& indexing::operator<<(std::ostream& out, const TensorIndex& index) {
+  if (index.is_none()) return out << "None";
+  if (index.is_ellipsis()) return out << "...";
+  if (index.is_integer()) return out << index.integer();
+  if (index.is_boolean()) return out << (index.boolean() ? "true" : "false");
+  if (index.is_slice()) return out << index.slice();
+  return out << index.tensor();
+}
+
+std::ostream& indexing::operator<<(std::ostream& out, const std::vector<TensorIndex>& indices) {
+  out << '(';
+  for (size_t i = 0; i < indices.size(); ++i) out << (i ? ", " : "") << indices[i];
+  return out << ')';
+}
+
 Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
   return index(std::vector<indexing::TensorIndex>(indices));
 }
@@ -622,11 +649,17 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
     } else if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) {
       ++consumed;
     } else if (Tensor t = as_tensor(idx); t.defined()) {
-      GD_CHECK(is_integral(t.dtype(), /*include_bool=*/true),
+      // A 0-dim integer tensor of any integer dtype acts as an integer (below).
+      const ScalarType it = t.dtype();
+      GD_CHECK(it == kInt64 || it == kInt32 || it == kUInt8 || it == kBool || (t.dim() == 0 && is_integral(it, false)),
                "tensors used as indices must be long, int, byte or bool tensors");
       consumed += is_mask(t) ? t.dim() : 1;
     }
   }
+  // libtorch selects a lone integer index before counting dims, with its own message.
+  if (self.dim() == 0 && indices.size() == 1 && indices[0].is_integer())
+    GD_CHECK(indices[0].integer() != 0, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                        "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
   GD_CHECK(consumed <= self.dim(), fmt::format("too many indices for tensor of dimension {}", self.dim()));
   BasicIndexing out{self, {}};
   Tensor& view = out.view;
@@ -645,7 +678,7 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
     if (auto* i = std::get_if<int64_t>(&v)) {
       select(*i);
     } else if (auto* s = std::get_if<Slice>(&v)) {
-      view = view.slice(d, s->start, s->stop, s->step);
+      view = view.slice(d, s->start(), s->stop(), s->step());
       ++d;
       ++self_dim;
     } else if (std::holds_alternative<NoneType>(v)) {
@@ -675,6 +708,8 @@ BasicIndexing apply_basic_indexing(const Tensor& self, const std::vector<indexin
       }
     }
   }
+  // An index is always a new tensor, a view of all of self for x.index({"..."}), as libtorch's.
+  if (view.is_same(self)) view = self.view(self.sizes());
   return out;
 }
 
@@ -730,6 +765,12 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, int64_t di
   return split(split_sizes, dim);
 }
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) { return x.unbind(dim); }
+Tensor as_strided(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset) {
+  return x.as_strided(sizes, strides, storage_offset);
+}
+Tensor _reshape_alias(const Tensor& x, IntArrayRef sizes, IntArrayRef strides) {
+  return x.as_strided(sizes, strides, x.storage_offset());
+}
 
 }  // namespace gradiens
 

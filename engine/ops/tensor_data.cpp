@@ -63,6 +63,21 @@ TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContain
   for (int64_t s : first.sizes()) sizes_.push_back(s);
 }
 
+const Scalar& TensorDataContainer::scalar() const {
+  GD_CHECK(is_scalar(), "Can only call `scalar()` on a TensorDataContainer that has `is_scalar() == true`");
+  return scalar_;
+}
+
+const std::vector<TensorDataContainer>& TensorDataContainer::init_list() const {
+  GD_CHECK(is_init_list(), "Can only call `init_list()` on a TensorDataContainer that has `is_init_list() == true`");
+  return list_;
+}
+
+const Tensor& TensorDataContainer::tensor() const {
+  GD_CHECK(is_tensor(), "Can only call `tensor()` on a TensorDataContainer that has `is_tensor() == true`");
+  return values_;
+}
+
 Tensor TensorDataContainer::values_tensor(const void* data, int64_t n, ScalarType stored) {
   Tensor t = empty({n}, TensorOptions().dtype(stored));
   if (n > 0) std::memcpy(t.cpu_data_ptr(), data, static_cast<size_t>(n) * element_size(stored));

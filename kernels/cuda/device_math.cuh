@@ -55,6 +55,8 @@ template <class F>
 decltype(auto) dispatch_cuda_all(ScalarType dtype, std::string_view op, F&& f) {
   switch (dtype) {
     case ScalarType::UInt8: return f.template operator()<uint8_t>();
+    case ScalarType::Int8: return f.template operator()<int8_t>();
+    case ScalarType::Int16: return f.template operator()<int16_t>();
     case ScalarType::Int32: return f.template operator()<int32_t>();
     case ScalarType::Int64: return f.template operator()<int64_t>();
     case ScalarType::Float16: return f.template operator()<__half>();
@@ -77,9 +79,9 @@ inline cudaStream_t as_cuda_stream(StreamHandle stream) { return static_cast<cud
 // half rounds twice, as on the CPU), every conversion out of one starts from
 // its exact float value, and a NaN stored as float16 / bfloat16 has the CPU's
 // bits (0x7E00 with the input's sign; 0x7FC0), not CUDA's canonical 0x7FFF.
-// Floating to uint8 goes through int64, which is what x86 does for the
-// (undefined) negative case: -1.0 becomes 255 there, where CUDA's direct
-// conversion would saturate to 0.
+// Floating to uint8, int8 and int16 goes through int64, which is what x86 does
+// for the (undefined) out-of-range case: -1.0 becomes 255 as uint8 and 200.0
+// becomes -56 as int8 there, where CUDA's direct conversion would saturate.
 
 __host__ __device__ inline float to_float(__half value) { return __half2float(value); }
 __host__ __device__ inline float to_float(__nv_bfloat16 value) { return __bfloat162float(value); }
@@ -115,8 +117,9 @@ __host__ __device__ inline To convert_value(From value) {
     return float_to_half(static_cast<float>(value));
   } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
     return float_to_bfloat16(static_cast<float>(value));
-  } else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>) {
-    return static_cast<uint8_t>(static_cast<int64_t>(value));
+  } else if constexpr ((std::is_same_v<To, uint8_t> || std::is_same_v<To, int8_t> || std::is_same_v<To, int16_t>) &&
+                       std::is_floating_point_v<From>) {
+    return static_cast<To>(static_cast<int64_t>(value));
   } else {
     return static_cast<To>(value);
   }

@@ -270,6 +270,8 @@ void reduce(Reduce op, ScalarType in_dtype, const Strided& in, const Shape& shap
       // Integers accumulate in int64_t; the wrapped result cast back equals
       // the narrower type's own wrapped arithmetic.
       case ScalarType::UInt8: return reduce_every_op<uint8_t, int64_t, uint8_t>(op, in.data, out, geometry, stream);
+      case ScalarType::Int8: return reduce_every_op<int8_t, int64_t, int8_t>(op, in.data, out, geometry, stream);
+      case ScalarType::Int16: return reduce_every_op<int16_t, int64_t, int16_t>(op, in.data, out, geometry, stream);
       case ScalarType::Int32: return reduce_every_op<int32_t, int64_t, int32_t>(op, in.data, out, geometry, stream);
       case ScalarType::Int64: return reduce_every_op<int64_t, int64_t, int64_t>(op, in.data, out, geometry, stream);
       case ScalarType::Bool:  // max = any, min = all = prod
@@ -284,6 +286,10 @@ void reduce(Reduce op, ScalarType in_dtype, const Strided& in, const Shape& shap
       case ScalarType::Bool: return launch_reduce<Reduce::Sum, bool, int64_t, int64_t>(in.data, out, geometry, stream);
       case ScalarType::UInt8:
         return launch_reduce<Reduce::Sum, uint8_t, int64_t, int64_t>(in.data, out, geometry, stream);
+      case ScalarType::Int8:
+        return launch_reduce<Reduce::Sum, int8_t, int64_t, int64_t>(in.data, out, geometry, stream);
+      case ScalarType::Int16:
+        return launch_reduce<Reduce::Sum, int16_t, int64_t, int64_t>(in.data, out, geometry, stream);
       case ScalarType::Int32:
         return launch_reduce<Reduce::Sum, int32_t, int64_t, int64_t>(in.data, out, geometry, stream);
       default: break;

@@ -134,6 +134,8 @@ void dispatch_cumulative_dtype(ScalarType dtype, F&& f) {
     case ScalarType::Float16: return f.template operator()<__half>();
     case ScalarType::BFloat16: return f.template operator()<__nv_bfloat16>();
     case ScalarType::UInt8: return f.template operator()<uint8_t>();
+    case ScalarType::Int8: return f.template operator()<int8_t>();
+    case ScalarType::Int16: return f.template operator()<int16_t>();
     case ScalarType::Int32: return f.template operator()<int32_t>();
     case ScalarType::Int64: return f.template operator()<int64_t>();
     default: throw_unsupported_cuda_dtype("cumsum / cumprod", dtype);
@@ -155,6 +157,10 @@ void sort_lines(ScalarType dtype, const void* keys, int64_t lines, int64_t lengt
       return sort_lines_typed<double>(keys, lines, length, descending, positions, device, stream);
     case ScalarType::UInt8:
       return sort_lines_typed<uint8_t>(keys, lines, length, descending, positions, device, stream);
+    case ScalarType::Int8:
+      return sort_lines_typed<int8_t>(keys, lines, length, descending, positions, device, stream);
+    case ScalarType::Int16:
+      return sort_lines_typed<int16_t>(keys, lines, length, descending, positions, device, stream);
     case ScalarType::Int32:
       return sort_lines_typed<int32_t>(keys, lines, length, descending, positions, device, stream);
     case ScalarType::Int64:

@@ -232,8 +232,12 @@ TEST_CASE("index_put_ errors match PyTorch and leave self unchanged") {
         "source.");
   CHECK(error_of([&] { gd::zeros({3}, gd::kFloat64).index_put_({i64({0})}, f64({1, 2})); }) ==
         "shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [1]");
-  CHECK(error_of([&] { gd::zeros({3}, gd::kFloat64).index_put_({i64({0, 1})}, f64({1, 2}, {1, 2})); }) ==
+  // ATen's index_put_ op keeps the values' leading 1s; libtorch's Tensor::index_put_({...}, v) drops them (x[i] = v).
+  Tensor y = gd::zeros({3}, gd::kFloat64);
+  CHECK(error_of([&] { gd::index_put_(y, {i64({0, 1})}, f64({1, 2}, {1, 2})); }) ==
         "shape mismatch: value tensor of shape [1, 2] cannot be broadcast to indexing result of shape [2]");
+  y.index_put_({i64({0, 1})}, f64({1, 2}, {1, 1, 2}));
+  CHECK(gd::testing::values_of(y) == std::vector<double>{1, 2, 0});
   z.index_put_({i64({0}), i64({2})}, 1.0);
   Tensor before = z.clone();
   CHECK(error_of([&] { z.index_put_({i64({0, 1}), i64({2, 5})}, f64({1}), true); }) ==

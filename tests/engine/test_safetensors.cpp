@@ -297,7 +297,7 @@ TEST_CASE("safetensors: each corrupt file of the corpus gives its own error") {
       {"root_array", "the header must be a JSON object, got an array"},
       {"entry_not_object", "tensor 'w': expected an object with dtype, shape and data_offsets, got a number"},
       {"unknown_dtype", "tensor 'w': unknown dtype 'F128'"},
-      {"unsupported_dtype", "tensor 'w': dtype I16 is not supported by gradiens"},
+      {"unsupported_dtype", "tensor 'w': dtype U16 is not supported by gradiens"},
       {"dtype_not_string", "tensor 'w': dtype must be a string, got a number"},
       {"negative_dim", "tensor 'w': shape entry 0 must be a non-negative integer, got the negative integer -1"},
       {"fractional_dim", "tensor 'w': shape entry 0 must be a non-negative integer, got the number 2.0"},

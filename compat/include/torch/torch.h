@@ -165,7 +165,7 @@ using c10::typeMetaToScalarType;
 using std::make_unique;
 // libtorch's default-dtype functions take and give a TypeMeta.
 inline caffe2::TypeMeta get_default_dtype() { return caffe2::TypeMeta(::gradiens::get_default_dtype()); }
-inline void set_default_dtype(caffe2::TypeMeta dtype) { ::gradiens::set_default_dtype(dtype.toScalarType()); }
+inline void set_default_dtype(caffe2::TypeMeta dtype) { ::gradiens::set_default_dtype_unchecked(dtype.toScalarType()); }
 using c10::irange;
 using c10::nullopt;
 using c10::optional;
@@ -179,6 +179,21 @@ using c10::optional;
 namespace native {
 using ::gradiens::is_nonzero;
 }  // namespace native
+using torch::set_default_dtype;
+}  // namespace at
+
+namespace torch::detail {
+// libtorch keeps tensor()'s data argument here.
+using namespace ::gradiens::detail;
+using ::gradiens::TensorDataContainer;
+}  // namespace torch::detail
+
+namespace at {
+// libtorch's legacy (backend, dtype) pair; here the TensorOptions it stands for.
+inline ::gradiens::TensorOptions getDeprecatedTypeProperties(::gradiens::Backend backend,
+                                                            ::gradiens::ScalarType dtype) {
+  return ::gradiens::backend_options(backend, dtype);
+}
 }  // namespace at
 
 // libtorch's other spelling of warn-always mode.
