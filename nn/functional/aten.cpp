@@ -34,9 +34,11 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction) {
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction) {
+  // As ATen's kernel, on the squeezed tensors: an input [N, 1] goes with a target [N].
   auto options = nn::functional::BinaryCrossEntropyFuncOptions().reduction(reduction_of(reduction));
-  if (weight.defined()) options.weight(weight);
-  return nn::functional::binary_cross_entropy(input, target, options);
+  if (weight.defined()) options.weight(weight.squeeze());
+  Tensor loss = nn::functional::binary_cross_entropy(input.squeeze(), target.squeeze(), options);
+  return reduction == 0 ? loss.reshape(input.sizes()) : loss;
 }
 
 Tensor elu(const Tensor& input, double alpha, double scale, double input_scale) {

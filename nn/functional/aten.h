@@ -14,7 +14,8 @@
 namespace gradiens {
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction = 1);
-// weight (undefined: none) multiplies each element's loss.
+// weight (undefined: none) multiplies each element's loss. As ATen's, on input, target and weight squeezed (an
+// input [N, 1] with a target [N]); reduction 0 gives the losses in input's shape.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                             int64_t reduction = 1);
 // scale * x for x > 0, scale * alpha * (exp(input_scale * x) - 1) otherwise.

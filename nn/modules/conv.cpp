@@ -361,6 +361,7 @@ void ConvTransposeNdImpl<D>::pretty_print(std::ostream& stream) const {
     stream << ", output_padding=" << options.output_padding_.libtorch_repr();
   if (options.groups_ != 1) stream << ", groups=" << options.groups_;
   if (!options.bias_) stream << ", bias=false";
+  if (options.padding_mode_ != "zeros") stream << ", padding_mode=" << detail::mode_enum_name(options.padding_mode_);
   stream << ")";
 }
 

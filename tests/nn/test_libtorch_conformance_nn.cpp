@@ -101,6 +101,10 @@ TEST_CASE("ATen-spelled losses and layers match PyTorch 1.13") {
         doctest::Approx(0.98917370));
   CHECK(gd::binary_cross_entropy(p, t).item<double>() ==
         doctest::Approx(F::binary_cross_entropy(p, t).item<double>()));
+  // As ATen's: an input [N, 1] goes with a target [N].
+  CHECK(gd::binary_cross_entropy(p.unsqueeze(1), t).item<double>() ==
+        doctest::Approx(F::binary_cross_entropy(p, t).item<double>()));
+  CHECK(gd::binary_cross_entropy(p.unsqueeze(1), t, Tensor(), 0).sizes().vec() == std::vector<int64_t>{3, 1});
   CHECK(error_of([&] { gd::mse_loss(p, t, 7); }) == "7 is not a valid value for reduction");
   const Tensor x = f64({-2.0, -0.5, 0.0, 0.7, 3.0});
   const Tensor elu_expected = f64({-1.89636168, -0.66359765, 0.0, 1.4, 6.0});
@@ -196,7 +200,8 @@ TEST_CASE("Hardtanh::reset, cell and ConvTranspose printing, unbatched fold, smo
         "torch::nn::RNNCell(20, 10, bias=false, nonlinearity=kReLU)");
   CHECK(printed(*nn::LSTMCell(nn::LSTMCellOptions(20, 10).bias(false))) == "torch::nn::LSTMCell(20, 10, bias=false)");
   nn::ConvTranspose2d circular(nn::ConvTranspose2dOptions(2, 2, 3).padding_mode(gd::kCircular));
-  CHECK(!printed(*circular).empty());
+  CHECK(printed(*circular) == "torch::nn::ConvTranspose2d(2, 2, kernel_size=[3, 3], stride=[1, 1], "
+                              "padding_mode=kCircular)");
   CHECK(error_of([&] { circular(gd::zeros({1, 2, 4, 4})); }) ==
         "Only \"zeros\" padding mode is supported for ConvTranspose2d");
   // values from PyTorch 1.13: F.fold(torch.arange(8.).reshape(4, 2), (2, 3), (2, 2))
