@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "nn/module.h"
 
@@ -25,6 +26,20 @@ class Cloneable : public Module {
 
   std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
     return clone_module(static_cast<const Derived&>(*this), device);
+  }
+
+ protected:
+  // As a child inside a clone: becomes a whole copy of `other` (its fields
+  // that are not parameters, buffers or submodules too), as libtorch's.
+  void clone_(Module& other, const std::optional<Device>& device) override {
+    if constexpr (std::is_copy_assignable_v<Derived>) {
+      auto copy = std::dynamic_pointer_cast<Derived>(other.clone(device));
+      GD_CHECK(copy != nullptr, "Attempted to clone submodule, but it is of a different type than the submodule it "
+                                "was to be cloned into");
+      static_cast<Derived&>(*this) = *copy;
+    } else {
+      Module::clone_(other, device);
+    }
   }
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include "engine/autograd/autograd.h"
 #include "engine/autograd/grad_mode.h"
@@ -14,6 +15,7 @@
 #include "engine/functions.h"
 #include "engine/io/safetensors.h"
 #include "engine/type_name.h"
+#include "engine/warning.h"
 #include "nn/cloneable.h"
 
 namespace gradiens::nn {
@@ -23,18 +25,23 @@ namespace {
 // The module's C++ class, e.g. "gradiens::nn::LinearImpl".
 std::string class_name_of(const Module& m) { return demangled_type_name(typeid(m)); }
 
-// "gradiens::nn::LinearImpl" -> "Linear".
+// The module's name when its constructor gave none: the C++ class name as
+// libtorch's (a user's "app::Net" stays so), without gradiens' own namespaces
+// ("gradiens::nn::LinearImpl" -> "Linear", as PyTorch prints it), anonymous
+// namespaces, the enclosing function of a local class, or a trailing "Impl".
 std::string type_name_of(const Module& m) {
   std::string name = class_name_of(m);
-  if (auto pos = name.rfind("::"); pos != std::string::npos) name = name.substr(pos + 2);
+  if (auto pos = name.rfind("()::"); pos != std::string::npos) name = name.substr(pos + 4);
+  for (std::string_view drop : {"(anonymous namespace)::", "gradiens::nn::", "gradiens::"}) {
+    for (auto pos = name.find(drop); pos != std::string::npos; pos = name.find(drop)) name.erase(pos, drop.size());
+  }
   if (name.size() > 4 && name.ends_with("Impl")) name.resize(name.size() - 4);
   return name;
 }
 
 void check_name(const std::string& name, const char* what) {
   GD_CHECK(!name.empty(), fmt::format("{} name must not be empty", what));
-  GD_CHECK(name.find('.') == std::string::npos,
-           fmt::format("{} name must not contain a dot (\".\"), got \"{}\"", what, name));
+  GD_CHECK(name.find('.') == std::string::npos, fmt::format("{} name must not contain a dot (got '{}')", what, name));
 }
 
 std::string join_name(const std::string& prefix, const std::string& name) {
@@ -62,6 +69,8 @@ Tensor& Module::register_parameter(std::string name, Tensor tensor, bool require
     // A parameter is a leaf of its own, as torch.nn.Parameter(tensor) detaches.
     tensor = tensor.detach();
     tensor.requires_grad_(requires_grad);
+  } else if (requires_grad) {
+    warn("An undefined tensor cannot require grad. Ignoring the `requires_grad=true` function parameter.");
   }
   return parameters_.insert(std::move(name), std::move(tensor));
 }
@@ -92,7 +101,10 @@ Tensor Module::unregister_buffer(const std::string& name) {
   std::erase(non_persistent_buffers_, name);
   return buffers_.erase(name);
 }
-std::shared_ptr<Module> Module::unregister_module(const std::string& name) { return children_.erase(name); }
+std::shared_ptr<Module> Module::unregister_module(const std::string& name) {
+  GD_CHECK(children_.contains(name), fmt::format("No Module with name `{}` is registered", name));
+  return children_.erase(name);
+}
 
 Tensor& Module::parameter(const std::string& name) { return parameters_[name]; }
 Tensor& Module::buffer(const std::string& name) { return buffers_[name]; }
@@ -362,7 +374,7 @@ std::string Module::repr() const {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.repr(); }
 
-void Module::pretty_print(std::ostream& stream) const { stream << class_name_of(*this); }
+void Module::pretty_print(std::ostream& stream) const { stream << name(); }
 
 void Module::pretty_print_recursive(std::ostream& stream, const std::string& indentation) const {
   pretty_print(stream);

@@ -168,6 +168,10 @@ class Module : public std::enable_shared_from_this<Module> {
     replace_module_impl(name, module);
     return module;
   }
+  template <class M>
+  std::shared_ptr<M> replace_module(const std::string& name, ModuleHolder<M> holder) {
+    return replace_module(name, holder.ptr());
+  }
   // Removes a registered parameter/buffer/submodule (one level) and returns it,
   // as Python's `del module.name` / libtorch's unregister_module.
   Tensor unregister_parameter(const std::string& name);

@@ -44,6 +44,8 @@ class OptimizerCloneableOptions : public OptimizerOptions {
   std::unique_ptr<OptimizerOptions> clone() const override {
     return std::make_unique<Derived>(static_cast<const Derived&>(*this));
   }
+  // Equal when every option is, as libtorch's operator== of each options class.
+  friend bool operator==(const Derived& a, const Derived& b) { return a.to_json() == b.to_json(); }
 };
 
 // A list of parameters and the options they are optimized with (the

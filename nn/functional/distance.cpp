@@ -2,9 +2,13 @@
 // and sums: their derivatives are those ops'.
 #include "nn/functional/distance.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <vector>
 
 #include "engine/functions.h"
+#include "engine/tensor_data.h"
 
 namespace gradiens::nn::functional {
 
@@ -23,6 +27,24 @@ Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilar
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& options) {
   const int64_t innermost = std::max(x1.dim(), x2.dim()) - 1;
   return norm(x1 - x2 + options.eps(), options.p(), {innermost}, options.keepdim());
+}
+
+Tensor pdist(const Tensor& input, double p) {
+  GD_CHECK(input.dim() == 2, fmt::format("pdist only supports 2D tensors, got: {}D", input.dim()));
+  GD_CHECK(input.is_floating_point(), "pdist only supports floating-point dtypes");
+  GD_CHECK(p >= 0, "pdist only supports non-negative p values");
+  const int64_t n = input.size(0);
+  std::vector<int64_t> first, second;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = i + 1; j < n; ++j) {
+      first.push_back(i);
+      second.push_back(j);
+    }
+  }
+  const TensorOptions index_options = TensorOptions().dtype(kInt64);
+  const Tensor rows_i = tensor(first, index_options).to(input.device());
+  const Tensor rows_j = tensor(second, index_options).to(input.device());
+  return norm(input.index_select(0, rows_i) - input.index_select(0, rows_j), p, {1});
 }
 
 }  // namespace gradiens::nn::functional

@@ -1,4 +1,4 @@
-// nn::functional distances: cosine_similarity and pairwise_distance, with
+// nn::functional distances: cosine_similarity, pairwise_distance and pdist, with
 // libtorch's options structs (CosineSimilarityOptions, PairwiseDistanceOptions).
 #pragma once
 
@@ -31,6 +31,9 @@ using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& options = {});
 // The p-norm of x1 - x2 + eps along the last dim of the broadcast shape.
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& options = {});
+// The p-norm distance between every two rows i < j of the 2-D input [N, M], in the order of the upper triangle
+// (N (N - 1) / 2 values), as torch.nn.functional.pdist.
+Tensor pdist(const Tensor& input, double p = 2.0);
 
 }  // namespace functional
 }  // namespace gradiens::nn

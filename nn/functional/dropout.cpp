@@ -86,4 +86,16 @@ Tensor feature_alpha_dropout(const Tensor& input, const FeatureAlphaDropoutFuncO
   return dropout_impl(input, options.p(), options.training(), options.inplace(), true, true);
 }
 
+namespace detail {
+
+Tensor alpha_dropout(const Tensor& input, double p, bool training, bool inplace) {
+  return dropout_impl(input, p, training, inplace, false, true);
+}
+
+Tensor feature_alpha_dropout(const Tensor& input, double p, bool training, bool inplace) {
+  return dropout_impl(input, p, training, inplace, true, true);
+}
+
+}  // namespace detail
+
 }  // namespace gradiens::nn::functional

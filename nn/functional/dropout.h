@@ -43,4 +43,10 @@ Tensor alpha_dropout(const Tensor& input, const AlphaDropoutFuncOptions& options
 // alpha_dropout of whole channels.
 Tensor feature_alpha_dropout(const Tensor& input, const FeatureAlphaDropoutFuncOptions& options = {});
 
+namespace detail {
+// The same with positional arguments, as libtorch's F::detail forms.
+Tensor alpha_dropout(const Tensor& input, double p, bool training, bool inplace);
+Tensor feature_alpha_dropout(const Tensor& input, double p, bool training, bool inplace);
+}  // namespace detail
+
 }  // namespace gradiens::nn::functional

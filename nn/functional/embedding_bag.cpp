@@ -43,16 +43,18 @@ void check_index_dtype(const Tensor& t, int64_t argument, const char* name) {
                        argument, name, legacy_tensor_type_name(t.dtype())));
 }
 
-// Each weight row's gradient divided by the number of times its index occurs
-// in `indices`, the forward value left as it is: rows + (rows - rows.detach())
-// * (1 / freq - 1) adds an exact zero.
+}  // namespace
+
+namespace detail {
+
 Tensor scale_grad_by_freq(const Tensor& rows, const Tensor& indices) {
+  // The forward value is left as it is: rows + (rows - rows.detach()) * (1 / freq - 1) adds an exact zero.
   auto [values, inverse, counts] = _unique2(indices, true, true, true);
   Tensor freq = counts.index_select(0, inverse).to(rows.dtype()).unsqueeze(1);
   return rows + (rows - rows.detach()) * (freq.reciprocal() - 1);
 }
 
-}  // namespace
+}  // namespace detail
 
 Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const EmbeddingBagFuncOptions& options) {
   GD_CHECK(weight.dim() == 2,
@@ -138,7 +140,7 @@ Tensor embedding_bag(const Tensor& input_in, const Tensor& weight, const Embeddi
   }
   Tensor rows = weight.index_select(0, indices);
   if (options.scale_grad_by_freq() && GradMode::is_enabled() && indices.numel() > 0)
-    rows = scale_grad_by_freq(rows, indices);
+    rows = detail::scale_grad_by_freq(rows, indices);
   switch (mode.kind()) {
     case EmbeddingBagMode::Sum:
       if (per_sample_weights.defined()) rows = rows * per_sample_weights.unsqueeze(1);

@@ -50,6 +50,12 @@ struct EmbeddingBagFuncOptions {
   GRADIENS_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
 };
 
+namespace detail {
+// rows [n, dim], the weight rows picked by the n `indices`: the same values, with each row's gradient divided by
+// the number of times its index occurs in `indices` (scale_grad_by_freq).
+Tensor scale_grad_by_freq(const Tensor& rows, const Tensor& indices);
+}  // namespace detail
+
 // [bags, embedding_dim]: each bag's rows of the 2-D weight, reduced. An empty
 // bag gives zeros. Differentiable in weight (a dense gradient) and in
 // per_sample_weights.

@@ -67,7 +67,10 @@ Tensor unfold(const Tensor& input, const UnfoldFuncOptions& o) {
 }
 
 Tensor fold(const Tensor& input, const FoldFuncOptions& o) {
-  GD_CHECK(input.dim() == 3, fmt::format("Input Error: Only 3D input Tensors are supported (got {}D)", input.dim()));
+  GD_CHECK(input.dim() == 2 || input.dim() == 3,
+           fmt::format("Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got {}D)",
+                       input.dim()));
+  if (input.dim() == 2) return fold(input.unsqueeze(0), o).squeeze(0);
   check_blocks(o.kernel_size_, o.dilation_, o.padding_, o.stride_);
   const int64_t kernel = o.kernel_size_[0] * o.kernel_size_[1];
   GD_CHECK(input.size(1) % kernel == 0,

@@ -402,6 +402,10 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFunc
   return reduce(loss, options.reduction());
 }
 
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options, double beta) {
+  return smooth_l1_loss(input, target, SmoothL1LossFuncOptions(options).beta(beta));
+}
+
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
   const double beta = options.beta();
   GD_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");

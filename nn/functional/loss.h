@@ -31,6 +31,7 @@ namespace detail {
 template <class Derived>
 class ReductionOption {
  public:
+  using reduction_t = Reduction;  // libtorch's name for the type of the option
   Derived& reduction(Reduction reduction) {
     reduction_ = reduction;
     return static_cast<Derived&>(*this);
@@ -297,6 +298,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOpti
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {});
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {});
+// The same with beta given apart from the options (libtorch's form); it replaces options.beta().
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options, double beta);
 // input holds log-probabilities; target probabilities (or log-probabilities with log_target).
 Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
 // The margin and embedding losses, as PyTorch computes them (compositions

@@ -49,6 +49,8 @@ GRADIENS_MODE_TAG(kBilinear, "bilinear");
 GRADIENS_MODE_TAG(kBicubic, "bicubic");
 GRADIENS_MODE_TAG(kTrilinear, "trilinear");
 GRADIENS_MODE_TAG(kArea, "area");
+GRADIENS_MODE_TAG(kBorder, "border");
+GRADIENS_MODE_TAG(kReflection, "reflection");
 #undef GRADIENS_MODE_TAG
 // "linear" is also a nonlinearity of nn::init::calculate_gain, where libtorch's
 // one torch::kLinear is accepted too.
@@ -76,6 +78,8 @@ inline constexpr enumtype::kBilinear kBilinear{};
 inline constexpr enumtype::kBicubic kBicubic{};
 inline constexpr enumtype::kTrilinear kTrilinear{};
 inline constexpr enumtype::kArea kArea{};
+inline constexpr enumtype::kBorder kBorder{};
+inline constexpr enumtype::kReflection kReflection{};
 
 namespace nn::detail {
 // libtorch's name of a mode PyTorch names `mode` ("reflect" -> "kReflect").

@@ -103,7 +103,8 @@ void SoftshrinkImpl::pretty_print(std::ostream& stream) const {
   stream << "torch::nn::Softshrink(" << libtorch_float(options.lambda()) << ")";
 }
 
-HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : Module("Hardtanh"), options(options) {
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : Module("Hardtanh"), options(options) { reset(); }
+void HardtanhImpl::reset() {
   GD_CHECK(options.max_val() > options.min_val(), "max_val must be greater than min_val");
 }
 std::string HardtanhImpl::extra_repr() const {
@@ -199,14 +200,14 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
   // Registered in PyTorch's order, the unused slots as None.
   if (qkv_same_embed_dim) {
     in_proj_weight = register_parameter("in_proj_weight", empty({3 * e, e}));
-    register_parameter("q_proj_weight", Tensor());
-    register_parameter("k_proj_weight", Tensor());
-    register_parameter("v_proj_weight", Tensor());
+    register_parameter("q_proj_weight", Tensor(), /*requires_grad=*/false);
+    register_parameter("k_proj_weight", Tensor(), /*requires_grad=*/false);
+    register_parameter("v_proj_weight", Tensor(), /*requires_grad=*/false);
   } else {
     q_proj_weight = register_parameter("q_proj_weight", empty({e, e}));
     k_proj_weight = register_parameter("k_proj_weight", empty({e, options.kdim()}));
     v_proj_weight = register_parameter("v_proj_weight", empty({e, options.vdim()}));
-    register_parameter("in_proj_weight", Tensor());
+    register_parameter("in_proj_weight", Tensor(), /*requires_grad=*/false);
   }
   in_proj_bias = register_parameter("in_proj_bias", options.bias() ? empty({3 * e}) : Tensor());
   out_proj = register_module("out_proj", Linear(LinearOptions(e, e).bias(options.bias())));

@@ -11,6 +11,7 @@
 #include "engine/functions.h"
 #include "nn/functional/activation.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 #include "nn/modules/linear.h"
 
 namespace gradiens::nn {
@@ -59,10 +60,20 @@ GRADIENS_OPTIONS_ACTIVATION(CELU, CELUOptions, celu, {});
 GRADIENS_OPTIONS_ACTIVATION(GLU, GLUOptions, glu, {});
 GRADIENS_OPTIONS_ACTIVATION(Hardshrink, HardshrinkOptions, hardshrink, {});
 GRADIENS_OPTIONS_ACTIVATION(Softshrink, SoftshrinkOptions, softshrink, {});
-// max_val <= min_val is an error at construction.
-GRADIENS_OPTIONS_ACTIVATION(Hardtanh, HardtanhOptions, hardtanh, {});
-
 #undef GRADIENS_OPTIONS_ACTIVATION
+
+// max_val <= min_val is an error at construction and in reset().
+class HardtanhImpl : public Module {
+ public:
+  explicit HardtanhImpl(const HardtanhOptions& options = {});
+  // Checks the options again, as libtorch's reset() (there is nothing to register).
+  void reset();
+  Tensor forward(const Tensor& input) { return functional::hardtanh(input, options); }
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+  HardtanhOptions options;
+};
+GRADIENS_MODULE(Hardtanh);
 
 class ThresholdImpl : public Module {
  public:
@@ -178,6 +189,7 @@ class MultiheadAttentionImpl : public Module {
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const Tensor& key_padding_mask = {}, bool need_weights = true,
                                      const Tensor& attn_mask = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({3, AnyValue(Tensor())}, {4, AnyValue(true)}, {5, AnyValue(Tensor())})
   // PyTorch's _reset_parameters: xavier_uniform_ projections, zero biases,
   // xavier_normal_ bias_k and bias_v.
   void reset_parameters();

@@ -18,8 +18,8 @@ BatchNormImplBase::BatchNormImplBase(std::string name, const BatchNormOptions& o
   GD_CHECK(options.num_features_ >= 0,
            fmt::format("{}: num_features must be non-negative, got {}", this->name(), options.num_features_));
   // Registered even when undefined, as PyTorch registers None, so the slots keep their order.
-  weight = register_parameter("weight", options.affine_ ? empty({options.num_features_}) : Tensor());
-  bias = register_parameter("bias", options.affine_ ? empty({options.num_features_}) : Tensor());
+  weight = register_parameter("weight", options.affine_ ? empty({options.num_features_}) : Tensor(), options.affine_);
+  bias = register_parameter("bias", options.affine_ ? empty({options.num_features_}) : Tensor(), options.affine_);
   const bool track = options.track_running_stats_;
   running_mean = register_buffer("running_mean", track ? zeros({options.num_features_}) : Tensor());
   running_var = register_buffer("running_var", track ? ones({options.num_features_}) : Tensor());

@@ -40,9 +40,14 @@ Tensor SequentialImpl::forward_tensors(const Tensor& input) const {
   return x;
 }
 
-void AnyModule::throw_wrong_arity(const Module& module, size_t expected, size_t received) {
-  throw Error(fmt::format("{}'s forward() method expects {} argument(s), but received {}.", module.name(), expected,
-                          received));
+void AnyModule::throw_wrong_arity(const Module& module, size_t required, size_t arity, size_t received) {
+  if (required == arity) {
+    throw Error(fmt::format("{}'s forward() method expects {} argument(s), but received {}.", module.name(), arity,
+                            received));
+  }
+  throw Error(fmt::format("{}'s forward() method expects at least {} argument(s) and at most {} argument(s), but "
+                          "received {}.",
+                          module.name(), required, arity, received));
 }
 
 

@@ -16,34 +16,12 @@
 #include "engine/type_name.h"
 #include "nn/cloneable.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 
 namespace gradiens::nn {
 
-// A value of any type passed into or out of a module of a Sequential
-// (libtorch's AnyValue).
-class AnyValue {
- public:
-  template <class T>
-    requires(!std::is_same_v<std::decay_t<T>, AnyValue>)
-  explicit AnyValue(T&& value) : value_(std::forward<T>(value)) {}
-  const std::type_info& type_info() const { return value_.type(); }
-  template <class T>
-  T* try_get() {
-    return std::any_cast<T>(&value_);
-  }
-  template <class T>
-  T get() const {
-    if (const T* held = std::any_cast<T>(&value_)) return *held;
-    throw Error("Attempted to cast AnyValue to " + demangled_type_name(typeid(T)) + ", but its actual type is " +
-                demangled_type_name(value_.type()));
-  }
-
- private:
-  std::any value_;
-};
-
 namespace detail {
-// The return and argument types of a module's (single, non-template) forward.
+// The return and argument types of a module's forward.
 template <class F>
 struct ForwardSignature;
 template <class R, class C, class... A>
@@ -53,6 +31,25 @@ struct ForwardSignature<R (C::*)(A...)> {
 };
 template <class R, class C, class... A>
 struct ForwardSignature<R (C::*)(A...) const> : ForwardSignature<R (C::*)(A...)> {};
+
+// The forward AnyModule calls: the only one, or, for a module with overloads
+// (RNN's forward of a Tensor or a PackedSequence), the one of type
+// M::AnyModuleForward.
+template <class M>
+concept HasAnyModuleForwardType = requires {
+  typename M::AnyModuleForward;
+  static_cast<typename M::AnyModuleForward M::*>(&M::forward);
+};
+template <class M>
+concept HasAnyForward = HasAnyModuleForwardType<M> || requires { &M::forward; };
+template <class M>
+constexpr auto any_forward_pointer() {
+  if constexpr (HasAnyModuleForwardType<M>) {
+    return static_cast<typename M::AnyModuleForward M::*>(&M::forward);
+  } else {
+    return &M::forward;
+  }
+}
 }  // namespace detail
 
 // Any module, type-erased, as libtorch's AnyModule: forward takes and returns
@@ -76,20 +73,32 @@ class AnyModule {
         return m->call_with_hooks({x}, [m](const std::vector<Tensor>& xs) -> Tensor { return m->forward(xs[0]); });
       };
     }
-    if constexpr (requires { &M::forward; }) {
-      using Signature = detail::ForwardSignature<decltype(&M::forward)>;
+    if constexpr (detail::HasAnyForward<M>) {
+      using Signature = detail::ForwardSignature<decltype(detail::any_forward_pointer<M>())>;
       invoke_ = [m](std::vector<AnyValue>&& arguments) -> AnyValue {
         constexpr size_t arity = std::tuple_size_v<typename Signature::Arguments>;
-        if (arguments.size() != arity) throw_wrong_arity(*m, arity, arguments.size());
+        if constexpr (requires { M::_forward_default_arguments(); }) {
+          auto defaults = M::_forward_default_arguments();
+          size_t required = defaults.front().first;
+          if (arguments.size() < required || arguments.size() > arity) {
+            throw_wrong_arity(*m, required, arity, arguments.size());
+          }
+          for (auto& [index, value] : defaults) {
+            if (index >= arguments.size()) arguments.push_back(std::move(value));
+          }
+        } else if (arguments.size() != arity) {
+          throw_wrong_arity(*m, arity, arity, arguments.size());
+        }
         return call<Signature>(*m, arguments, std::make_index_sequence<arity>{});
       };
     } else if constexpr (tensor_to_tensor) {
       invoke_ = [f = forward_, m](std::vector<AnyValue>&& arguments) -> AnyValue {
-        if (arguments.size() != 1) throw_wrong_arity(*m, 1, arguments.size());
+        if (arguments.size() != 1) throw_wrong_arity(*m, 1, 1, arguments.size());
         return AnyValue(f(arguments[0].get<Tensor>()));
       };
     } else {
-      static_assert(tensor_to_tensor, "a module in Sequential or AnyModule needs a single forward() method");
+      static_assert(tensor_to_tensor, "a module in Sequential or AnyModule needs a single forward() method "
+                                      "(or an AnyModuleForward type naming one of its overloads)");
     }
     clone_ = [](const Module& original, const std::optional<Device>& device) {
       return AnyModule(std::dynamic_pointer_cast<M>(original.clone(device)));
@@ -162,7 +171,9 @@ class AnyModule {
   const std::type_info& type_info() const { return typeid(*module_); }
 
  private:
-  [[noreturn]] static void throw_wrong_arity(const Module& module, size_t expected, size_t received);
+  // "M's forward() method expects N argument(s), but received K." (at least
+  // `required` and at most `arity` when forward has default arguments).
+  [[noreturn]] static void throw_wrong_arity(const Module& module, size_t required, size_t arity, size_t received);
   template <class T>
   static AnyValue to_any(T&& value) {
     if constexpr (std::is_same_v<std::decay_t<T>, AnyValue>) return std::forward<T>(value);
@@ -200,6 +211,12 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
   void push_back(AnyModule module);
   void push_back(std::string name, AnyModule module);
   void extend(const SequentialImpl& other);
+  // Appends every module of a container of modules (shared_ptrs, holders or AnyModules).
+  template <class Container>
+    requires(!std::is_same_v<std::decay_t<Container>, SequentialImpl>)
+  void extend(const Container& modules) {
+    for (const auto& module : modules) push_back(AnyModule(module));
+  }
 
   // Each module's output is the next one's input; the last one's output, which
   // must be a Return (libtorch's forward<Return>(inputs...)).
@@ -227,6 +244,12 @@ class SequentialImpl : public Cloneable<SequentialImpl> {
   template <class M>
   std::shared_ptr<M> ptr(int64_t index) const {
     return modules_[checked_index(index)].template ptr<M>();
+  }
+  // The module at `index` as an M& ("Index out of range" past the end).
+  template <class M>
+  M& at(size_t index) const {
+    GD_CHECK(index < modules_.size(), "Index out of range");
+    return *modules_[index].template ptr<M>();
   }
   auto begin() const { return modules_.begin(); }
   auto end() const { return modules_.end(); }

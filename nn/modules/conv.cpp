@@ -280,8 +280,6 @@ ConvTransposeNdImpl<D>::ConvTransposeNdImpl(ConvTransposeOptions<D> options_, st
   GD_CHECK(options.groups_ > 0, "groups must be a positive integer");
   GD_CHECK(options.in_channels_ % options.groups_ == 0, "in_channels must be divisible by groups");
   GD_CHECK(options.out_channels_ % options.groups_ == 0, "out_channels must be divisible by groups");
-  GD_CHECK(options.padding_mode_ == "zeros",
-           fmt::format("Only \"zeros\" padding mode is supported for {}", this->name()));
   weight = register_parameter(
       "weight", gradiens::empty(weight_shape<D>(options.in_channels_, options.out_channels_ / options.groups_,
                                                 options.kernel_size_)));
@@ -326,6 +324,9 @@ std::vector<int64_t> ConvTransposeNdImpl<D>::output_padding_for(const Tensor& in
 
 template <size_t D>
 Tensor ConvTransposeNdImpl<D>::forward(const Tensor& input, const std::optional<IntArrayRef>& output_size) {
+  // As libtorch, another padding mode is refused here, not at construction (the module still prints).
+  GD_CHECK(options.padding_mode_ == "zeros",
+           fmt::format("Only \"zeros\" padding mode is supported for {}", this->name()));
   const std::vector<int64_t> output_padding = output_padding_for(input, output_size);
   if constexpr (D == 1)
     return conv_transpose1d(input, weight, bias, options.stride_, options.padding_, output_padding, options.groups_,
@@ -360,6 +361,7 @@ void ConvTransposeNdImpl<D>::pretty_print(std::ostream& stream) const {
     stream << ", output_padding=" << options.output_padding_.libtorch_repr();
   if (options.groups_ != 1) stream << ", groups=" << options.groups_;
   if (!options.bias_) stream << ", bias=false";
+  if (options.padding_mode_ != "zeros") stream << ", padding_mode=" << detail::mode_enum_name(options.padding_mode_);
   stream << ")";
 }
 

@@ -17,6 +17,7 @@
 
 #include "nn/functional/options.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 
 namespace gradiens::nn {
 
@@ -294,6 +295,7 @@ class ConvTransposeNdImpl : public Module {
   // output_size (D sizes, or D + 2 with batch and channels first) picks the
   // output_padding that gives it, as PyTorch's forward(input, output_size).
   Tensor forward(const Tensor& input, const std::optional<IntArrayRef>& output_size = std::nullopt);
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<IntArrayRef>())})
   std::string extra_repr() const override;
   void pretty_print(std::ostream& stream) const;
 

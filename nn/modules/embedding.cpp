@@ -3,6 +3,8 @@
 // functional::embedding_bag.
 #include "nn/modules/embedding.h"
 
+#include "nn/functional/aten.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -92,7 +94,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
   GD_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   const int64_t padding_idx = wrap_padding_idx(options.padding_idx_, weight.size(0));
   if (options.max_norm_) embedding_renorm_(weight, input, *options.max_norm_, options.norm_type_);
-  return gradiens::embedding(weight, input, padding_idx);
+  return gradiens::embedding(weight, input, padding_idx, options.scale_grad_by_freq_, options.sparse_);
 }
 
 }  // namespace functional
@@ -122,8 +124,12 @@ void EmbeddingImpl::reset_parameters() {
 Tensor EmbeddingImpl::forward(const Tensor& input) {
   return functional::embedding(
       input, weight,
-      functional::EmbeddingFuncOptions().padding_idx(options.padding_idx_).max_norm(options.max_norm_).norm_type(
-          options.norm_type_));
+      functional::EmbeddingFuncOptions()
+          .padding_idx(options.padding_idx_)
+          .max_norm(options.max_norm_)
+          .norm_type(options.norm_type_)
+          .scale_grad_by_freq(options.scale_grad_by_freq_)
+          .sparse(options.sparse_));
 }
 
 std::string EmbeddingImpl::extra_repr() const {
@@ -131,6 +137,8 @@ std::string EmbeddingImpl::extra_repr() const {
   if (options.padding_idx_) s += fmt::format(", padding_idx={}", *options.padding_idx_);
   if (options.max_norm_) s += ", max_norm=" + detail::python_float(*options.max_norm_);
   if (options.norm_type_ != 2) s += ", norm_type=" + detail::python_float(options.norm_type_);
+  if (options.scale_grad_by_freq_) s += ", scale_grad_by_freq=True";
+  if (options.sparse_) s += ", sparse=True";
   return s;
 }
 
@@ -140,6 +148,8 @@ void EmbeddingImpl::pretty_print(std::ostream& stream) const {
   if (options.padding_idx_) stream << ", padding_idx=" << *options.padding_idx_;
   if (options.max_norm_) stream << ", max_norm=" << *options.max_norm_;
   if (options.norm_type_ != 2) stream << ", norm_type=" << options.norm_type_;
+  if (options.scale_grad_by_freq_) stream << ", scale_grad_by_freq=true";
+  if (options.sparse_) stream << ", sparse=true";
   stream << ")";
 }
 
@@ -149,7 +159,9 @@ Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFr
                           ._weight(embeddings)
                           .padding_idx(options.padding_idx_)
                           .max_norm(options.max_norm_)
-                          .norm_type(options.norm_type_));
+                          .norm_type(options.norm_type_)
+                          .scale_grad_by_freq(options.scale_grad_by_freq_)
+                          .sparse(options.sparse_));
   embedding->weight.requires_grad_(!options.freeze_);
   return embedding;
 }

@@ -9,6 +9,7 @@
 #include "nn/cloneable.h"
 #include "nn/functional/embedding_bag.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 
 namespace gradiens::nn {
 
@@ -30,6 +31,16 @@ struct EmbeddingOptions {
     norm_type_ = v;
     return *this;
   }
+  // Each weight row's gradient divided by how often its index occurs in the input.
+  EmbeddingOptions& scale_grad_by_freq(bool v) {
+    scale_grad_by_freq_ = v;
+    return *this;
+  }
+  // Sparse gradients are not supported: true is an error at forward.
+  EmbeddingOptions& sparse(bool v) {
+    sparse_ = v;
+    return *this;
+  }
   // A weight to use as is (not re-initialized), as libtorch's _weight.
   EmbeddingOptions& _weight(const Tensor& v) {
     weight_ = v;
@@ -39,6 +50,8 @@ struct EmbeddingOptions {
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
+  bool scale_grad_by_freq_ = false;
+  bool sparse_ = false;
   Tensor weight_;
 };
 
@@ -59,10 +72,22 @@ struct EmbeddingFromPretrainedOptions {
     norm_type_ = v;
     return *this;
   }
+  // Each weight row's gradient divided by how often its index occurs in the input.
+  EmbeddingFromPretrainedOptions& scale_grad_by_freq(bool v) {
+    scale_grad_by_freq_ = v;
+    return *this;
+  }
+  // Sparse gradients are not supported: true is an error at forward.
+  EmbeddingFromPretrainedOptions& sparse(bool v) {
+    sparse_ = v;
+    return *this;
+  }
   bool freeze_ = true;
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
+  bool scale_grad_by_freq_ = false;
+  bool sparse_ = false;
 };
 
 namespace functional {
@@ -80,9 +105,21 @@ struct EmbeddingFuncOptions {
     norm_type_ = v;
     return *this;
   }
+  // Each weight row's gradient divided by how often its index occurs in the input.
+  EmbeddingFuncOptions& scale_grad_by_freq(bool v) {
+    scale_grad_by_freq_ = v;
+    return *this;
+  }
+  // Sparse gradients are not supported: true is an error at forward.
+  EmbeddingFuncOptions& sparse(bool v) {
+    sparse_ = v;
+    return *this;
+  }
   std::optional<int64_t> padding_idx_;
   std::optional<double> max_norm_;
   double norm_type_ = 2.0;
+  bool scale_grad_by_freq_ = false;
+  bool sparse_ = false;
 };
 
 // The rows of `weight` picked by the integer `input`: input.sizes() + [embedding_dim].
@@ -165,6 +202,7 @@ class EmbeddingBagImpl : public Cloneable<EmbeddingBagImpl> {
   void reset_parameters();
   // functional::embedding_bag with this module's options.
   Tensor forward(const Tensor& input, const Tensor& offsets = {}, const Tensor& per_sample_weights = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())}, {2, AnyValue(Tensor())})
   std::string extra_repr() const override;
   void pretty_print(std::ostream& stream) const override;
 

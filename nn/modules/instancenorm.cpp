@@ -18,8 +18,8 @@ InstanceNormImplBase::InstanceNormImplBase(std::string name, const InstanceNormO
   const int64_t n = options.num_features();
   GD_CHECK(n >= 0, fmt::format("{}: num_features must be non-negative, got {}", this->name(), n));
   // Registered even when undefined, as PyTorch registers None.
-  weight = register_parameter("weight", options.affine() ? empty({n}) : Tensor());
-  bias = register_parameter("bias", options.affine() ? empty({n}) : Tensor());
+  weight = register_parameter("weight", options.affine() ? empty({n}) : Tensor(), options.affine());
+  bias = register_parameter("bias", options.affine() ? empty({n}) : Tensor(), options.affine());
   const bool track = options.track_running_stats();
   running_mean = register_buffer("running_mean", track ? zeros({n}) : Tensor());
   running_var = register_buffer("running_var", track ? ones({n}) : Tensor());

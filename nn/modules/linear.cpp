@@ -53,6 +53,30 @@ void LinearImpl::pretty_print(std::ostream& stream) const {
                         options.out_features_, bias.defined());
 }
 
+BilinearImpl::BilinearImpl(const BilinearOptions& options_) : Cloneable("Bilinear"), options(options_) {
+  GD_CHECK(options.in1_features_ >= 0 && options.in2_features_ >= 0 && options.out_features_ >= 0,
+           "Bilinear: the feature sizes must be non-negative");
+  weight = register_parameter("weight", empty({options.out_features_, options.in1_features_, options.in2_features_}));
+  if (options.bias_) bias = register_parameter("bias", empty({options.out_features_}));
+  reset_parameters();
+}
+
+void BilinearImpl::reset_parameters() { reset_linear_parameters(weight, bias, options.in1_features_); }
+
+Tensor BilinearImpl::forward(const Tensor& input1, const Tensor& input2) {
+  return functional::bilinear(input1, input2, weight, bias);
+}
+
+std::string BilinearImpl::extra_repr() const {
+  return fmt::format("in1_features={}, in2_features={}, out_features={}, bias={}", options.in1_features_,
+                     options.in2_features_, options.out_features_, bias.defined() ? "True" : "False");
+}
+
+void BilinearImpl::pretty_print(std::ostream& stream) const {
+  stream << fmt::format("torch::nn::Bilinear(in1_features={}, in2_features={}, out_features={}, bias={})",
+                        options.in1_features_, options.in2_features_, options.out_features_, bias.defined());
+}
+
 void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "torch::nn::Identity()"; }
 
 LazyLinearImpl::LazyLinearImpl(int64_t out_features, bool bias)

@@ -36,6 +36,36 @@ class LinearImpl : public Cloneable<LinearImpl> {
 };
 GRADIENS_MODULE(Linear);
 
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  BilinearOptions& bias(bool b) {
+    bias_ = b;
+    return *this;
+  }
+  int64_t in1_features_, in2_features_, out_features_;
+  bool bias_ = true;
+};
+
+// y = x1^T A x2 + b (functional::bilinear): weight [out, in1, in2], bias [out].
+class BilinearImpl : public Cloneable<BilinearImpl> {
+ public:
+  BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : BilinearImpl(BilinearOptions(in1_features, in2_features, out_features)) {}
+  explicit BilinearImpl(const BilinearOptions& options);
+
+  // PyTorch's reset_parameters: weight and bias from U(-1/sqrt(in1), 1/sqrt(in1)).
+  void reset_parameters();
+  Tensor forward(const Tensor& input1, const Tensor& input2);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const override;
+
+  BilinearOptions options;
+  Tensor weight;  // [out_features, in1_features, in2_features]
+  Tensor bias;    // [out_features], undefined without bias
+};
+GRADIENS_MODULE(Bilinear);
+
 // A Linear whose in_features is the last dim of the first input it sees. Until
 // then it has no parameters: parameters() and state_dict() are empty, so an
 // optimizer (or load_state_dict) must come after a first forward, PyTorch's

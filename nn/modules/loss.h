@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "nn/functional/ctc_loss.h"
 #include "nn/functional/loss.h"
 #include "nn/module.h"
 
@@ -133,6 +134,17 @@ class TripletMarginLossImpl
   std::string libtorch_arguments() const override;
 };
 GRADIENS_MODULE(TripletMarginLoss);
+
+// forward(log_probs, targets, input_lengths, target_lengths); see functional::ctc_loss.
+class CTCLossImpl : public detail::LossModuleBase<CTCLossOptions> {
+ public:
+  explicit CTCLossImpl(CTCLossOptions options = {}) : LossModuleBase("CTCLoss", std::move(options)) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) {
+    return functional::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+  }
+};
+GRADIENS_MODULE(CTCLoss);
 
 // forward(anchor, positive, negative).
 class TripletMarginWithDistanceLossImpl

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <ostream>
+#include <vector>
 
 #include "engine/autograd/grad_mode.h"
 #include "engine/functions.h"
@@ -20,8 +22,8 @@ LayerNormImpl::LayerNormImpl(const LayerNormOptions& options_) : Module("LayerNo
     bias = register_parameter("bias", gradiens::empty(IntArrayRef(options.normalized_shape_)));
   } else {
     // PyTorch registers None, keeping the slots.
-    register_parameter("weight", Tensor());
-    register_parameter("bias", Tensor());
+    register_parameter("weight", Tensor(), /*requires_grad=*/false);
+    register_parameter("bias", Tensor(), /*requires_grad=*/false);
   }
   reset_parameters();
 }
@@ -94,6 +96,34 @@ void LocalResponseNormImpl::pretty_print(std::ostream& stream) const {
   stream << "torch::nn::LocalResponseNorm(" << options.size() << ", alpha=" << detail::libtorch_float(options.alpha())
          << ", beta=" << detail::libtorch_float(options.beta()) << ", k=" << detail::libtorch_float(options.k())
          << ")";
+}
+
+Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
+  GD_CHECK(input.dim() == 4, fmt::format("CrossMapLRN2d: Expected input to be 4D, got {}D instead.", input.dim()));
+  // Lua torch's running window, kept as PyTorch's (and libtorch's) forward computes it: the first channel sums
+  // the first pre_pad squares; each next one adds the square pre_pad - 1 ahead and drops the one pre_pad behind
+  // only from channel pre_pad + 1 on.
+  const int64_t channels = input.size(1), pre_pad = (options.size() - 1) / 2 + 1;
+  const Tensor squares = input * input;
+  std::vector<Tensor> sums{squares.narrow(1, 0, std::min(pre_pad, channels)).sum({1})};
+  for (int64_t c = 1; c < channels; ++c) {
+    Tensor current = sums.back();
+    if (c < channels - pre_pad + 1) current = current + squares.select(1, c + pre_pad - 1);
+    if (c > pre_pad) current = current - squares.select(1, c - pre_pad);
+    sums.push_back(current);
+  }
+  const Tensor scale = stack(sums, 1) * (options.alpha() / static_cast<double>(options.size())) + options.k();
+  return input * scale.pow(-options.beta());
+}
+
+std::string CrossMapLRN2dImpl::extra_repr() const {
+  return fmt::format("{}, alpha={}, beta={}, k={}", options.size(), detail::python_float(options.alpha()),
+                     detail::python_float(options.beta()), options.k());
+}
+
+void CrossMapLRN2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "torch::nn::CrossMapLRN2d(" << options.size() << ", alpha=" << detail::libtorch_float(options.alpha())
+         << ", beta=" << detail::libtorch_float(options.beta()) << ", k=" << options.k() << ")";
 }
 
 }  // namespace gradiens::nn

@@ -70,4 +70,27 @@ class LocalResponseNormImpl : public Module {
 };
 GRADIENS_MODULE(LocalResponseNorm);
 
+struct CrossMapLRN2dOptions {
+  CrossMapLRN2dOptions(int64_t size) : size_(size) {}  // NOLINT: implicit as libtorch's
+  GRADIENS_ARG(int64_t, size);
+  GRADIENS_ARG(double, alpha) = 1e-4;
+  GRADIENS_ARG(double, beta) = 0.75;
+  GRADIENS_ARG(int64_t, k) = 1;
+};
+
+// Lua torch's cross-channel LRN on [N, C, H, W]: x / (k + alpha / size * a running sum of squares over nearby
+// channels)^beta, the window as PyTorch's forward builds it (see forward). A composite, differentiable to any
+// order; its gradient is the exact one of that forward.
+class CrossMapLRN2dImpl : public Module {
+ public:
+  CrossMapLRN2dImpl(int64_t size) : CrossMapLRN2dImpl(CrossMapLRN2dOptions(size)) {}  // NOLINT: as libtorch's
+  explicit CrossMapLRN2dImpl(const CrossMapLRN2dOptions& options) : Module("CrossMapLRN2d"), options(options) {}
+  Tensor forward(const Tensor& input);
+  std::string extra_repr() const override;
+  void pretty_print(std::ostream& stream) const;
+
+  CrossMapLRN2dOptions options;
+};
+GRADIENS_MODULE(CrossMapLRN2d);
+
 }  // namespace gradiens::nn

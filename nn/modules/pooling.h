@@ -12,6 +12,7 @@
 
 #include "nn/functional/pooling.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 #include "nn/modules/conv.h"  // ExpandingArray
 
 namespace gradiens::nn {
@@ -86,6 +87,7 @@ class MaxUnpoolImpl : public Module {
   explicit MaxUnpoolImpl(const MaxUnpoolOptions<D>& options) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& indices,
                  const std::optional<std::vector<int64_t>>& output_size = std::nullopt);
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({2, AnyValue(std::optional<std::vector<int64_t>>())})
   std::string extra_repr() const override;
   void pretty_print(std::ostream& stream) const;
   MaxUnpoolOptions<D> options;

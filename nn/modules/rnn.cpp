@@ -454,8 +454,10 @@ std::string RNNCellImplBase::extra_repr() const {
 }
 
 void RNNCellImplBase::pretty_print(std::ostream& stream) const {
-  stream << fmt::format("torch::nn::{}({}, {}, bias={}", name(), input_size_, hidden_size_, bias_);
-  if (name() == "RNNCell") stream << ", nonlinearity=" << (nonlinearity_name_ == "tanh" ? "kTanh" : "kReLU");
+  // As libtorch: only what differs from the defaults.
+  stream << fmt::format("torch::nn::{}({}, {}", name(), input_size_, hidden_size_);
+  if (!bias_) stream << ", bias=false";
+  if (nonlinearity_name_ != "tanh") stream << ", nonlinearity=kReLU";
   stream << ")";
 }
 

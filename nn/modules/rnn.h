@@ -11,6 +11,7 @@
 #include "nn/cloneable.h"
 #include "nn/init.h"
 #include "nn/module.h"
+#include "nn/modules/any_value.h"
 #include "nn/utils/rnn.h"
 
 namespace gradiens::nn {
@@ -113,6 +114,8 @@ class RNNImplBase : public Module {
   const std::vector<std::string>& flat_weights_names() const { return flat_weights_names_; }
   std::string extra_repr() const override;
   void pretty_print(std::ostream& stream) const override;
+  // libtorch packs the weights for cuDNN here; gradiens' weights need no packing, so this does nothing.
+  void flatten_parameters() {}
 
  protected:
   RNNImplBase(std::string name, const RNNOptionsBase& options);
@@ -151,6 +154,8 @@ class RNNImpl : public RNNImplBase {
   // unbatched), hx [num_layers * D, B, hidden_size] (zeros when undefined).
   // Returns (output [T, B, D * hidden_size], h_n).
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
+  using AnyModuleForward = std::tuple<Tensor, Tensor>(const Tensor&, Tensor);  // the overload AnyModule calls
   // A packed input gives a packed output; h_n is in the batch's original order.
   std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
@@ -173,6 +178,8 @@ class LSTMImpl : public RNNImplBase {
   // As RNN, with the state (h, c); h has proj_size features when proj_size > 0.
   // Returns (output, (h_n, c_n)).
   std::tuple<Tensor, State> forward(const Tensor& input, std::optional<State> hx = std::nullopt);
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<State>())})
+  using AnyModuleForward = std::tuple<Tensor, State>(const Tensor&, std::optional<State>);
   std::tuple<utils::rnn::PackedSequence, State> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, std::optional<State> hx = std::nullopt);
   std::tuple<utils::rnn::PackedSequence, State> forward(const utils::rnn::PackedSequence& packed_input,
@@ -191,6 +198,8 @@ class GRUImpl : public RNNImplBase {
     return clone_module(*this, device);
   }
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
+  using AnyModuleForward = std::tuple<Tensor, Tensor>(const Tensor&, Tensor);  // the overload AnyModule calls
   std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
   std::tuple<utils::rnn::PackedSequence, Tensor> forward(const utils::rnn::PackedSequence& packed_input,
@@ -256,6 +265,7 @@ class RNNCellImpl : public RNNCellImplBase {
   }
   // h' for input [B, input_size] and hx [B, hidden_size] (zeros when undefined).
   Tensor forward(const Tensor& input, Tensor hx = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   RNNCellOptions options;
 };
 GRADIENS_MODULE(RNNCell);
@@ -270,6 +280,7 @@ class LSTMCellImpl : public RNNCellImplBase {
   // (h', c') for input and the state (h, c) (zeros when not given).
   std::tuple<Tensor, Tensor> forward(const Tensor& input,
                                      std::optional<std::tuple<Tensor, Tensor>> hx = std::nullopt);
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(std::optional<std::tuple<Tensor, Tensor>>())})
   LSTMCellOptions options;
 };
 GRADIENS_MODULE(LSTMCell);
@@ -282,6 +293,7 @@ class GRUCellImpl : public RNNCellImplBase {
     return clone_module(*this, device);
   }
   Tensor forward(const Tensor& input, Tensor hx = {});
+  GRADIENS_FORWARD_HAS_DEFAULT_ARGS({1, AnyValue(Tensor())})
   GRUCellOptions options;
 };
 GRADIENS_MODULE(GRUCell);

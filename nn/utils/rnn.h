@@ -37,7 +37,9 @@ class PackedSequence {
   PackedSequence to(ScalarType dtype) const;
   PackedSequence to(Device device) const;
   PackedSequence to(const TensorOptions& options) const;
+  PackedSequence to(DeviceType type) const { return to(Device(type)); }  // to(torch::kCPU), not ambiguous
   PackedSequence cpu() const { return to(Device(kCPU)); }
+  PackedSequence cuda() const { return to(Device(kCUDA)); }
   bool is_cuda() const { return data_.is_cuda(); }
 
  private:

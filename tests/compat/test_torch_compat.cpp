@@ -97,8 +97,8 @@ TEST_CASE("c10::str prints modules in libtorch's format, children indented") {
   CHECK(c10::str(torch::nn::LSTM(torch::nn::LSTMOptions(128, 64).num_layers(3).dropout(0.2))) ==
         "torch::nn::LSTM(input_size=128, hidden_size=64, num_layers=3, bias=true, batch_first=false, dropout=0.2, "
         "bidirectional=false)");
-  CHECK(c10::str(Net(2)) == "(anonymous namespace)::NetImpl(\n  (fc): torch::nn::Linear(in_features=2, "
-                            "out_features=1, bias=false)\n)");
+  // A module given no name prints name(): its class without the anonymous namespace and "Impl".
+  CHECK(c10::str(Net(2)) == "Net(\n  (fc): torch::nn::Linear(in_features=2, out_features=1, bias=false)\n)");
 }
 
 TEST_CASE("TypeMeta, default dtype, nonlinearity tags and TORCH_WARN under libtorch's names") {

@@ -534,7 +534,7 @@ TEST_CASE("conv/pool/pad/upsample errors carry PyTorch's messages") {
       {[] { F::conv_transpose2d(gd::zeros({1, 3, 4, 4}), gd::zeros({2, 1, 3, 3})); },
        "Given transposed=1, weight of size [2, 1, 3, 3], expected input[1, 3, 4, 4] to have 2 channels, but got 3 "
        "channels instead"},
-      {[] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3).padding_mode(gd::kReflect)); },
+      {[] { nn::ConvTranspose2d(nn::ConvTranspose2dOptions(2, 2, 3).padding_mode(gd::kReflect))(gd::zeros({1, 2, 4, 4})); },
        "Only \"zeros\" padding mode is supported for ConvTranspose2d"},
       {[] { nn::Conv3d(nn::Conv3dOptions(3, 4, 3).groups(2)); }, "in_channels must be divisible by groups"},
       {[] { nn::Conv1d(nn::Conv1dOptions(2, 2, 3).padding_mode("foo")); },

@@ -144,7 +144,7 @@ TEST_CASE("nn::Module: train/eval, zero_grad, apply, registration errors") {
   CHECK(error_of([&] { m.register_parameter("w", gd::zeros({1})); }) == "Parameter 'w' already defined");
   CHECK(error_of([&] { m.register_buffer("w", gd::zeros({1})); }) == "attribute 'w' already exists");
   CHECK(error_of([&] { m.register_parameter("a.b", gd::zeros({1})); }) ==
-        "Parameter name must not contain a dot (\".\"), got \"a.b\"");
+        "Parameter name must not contain a dot (got 'a.b')");
   // A non-persistent buffer is not in the state_dict.
   m.register_buffer("scratch", gd::zeros({2}), /*persistent=*/false);
   CHECK(keys_of(m.state_dict()) == std::vector<std::string>{"w"});

@@ -250,6 +250,7 @@ std::string check_message(const char* condition, const Args&... args) {
 
 // TORCH_MODULE(Name): the holder `Name` of the module class `NameImpl`.
 #define TORCH_MODULE(Name) GRADIENS_MODULE(Name)
+#define FORWARD_HAS_DEFAULT_ARGS(...) GRADIENS_FORWARD_HAS_DEFAULT_ARGS(__VA_ARGS__)
 #define TORCH_MODULE_IMPL(Name, ImplType)                              \
   class Name : public ::gradiens::nn::ModuleHolder<ImplType> {        \
    public:                                                            \
