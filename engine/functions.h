@@ -159,9 +159,20 @@ Tensor var(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::null
            bool keepdim = false);
 Tensor std(const Tensor& x, std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1,
            bool keepdim = false);
-// libtorch's spellings (Tensor::var(bool) and Tensor::var(dims, unbiased, keepdim)).
+// libtorch's spellings (Tensor::var(bool), Tensor::var(dim) over one integer dim, and
+// Tensor::var(dims, unbiased, keepdim)).
 Tensor var(const Tensor& x, bool unbiased);
 Tensor std(const Tensor& x, bool unbiased);
+template <class Int>
+  requires(std::integral<Int> && !std::same_as<Int, bool>)
+Tensor var(const Tensor& x, Int dim, bool unbiased = true, bool keepdim = false) {
+  return x.var(dim, unbiased, keepdim);
+}
+template <class Int>
+  requires(std::integral<Int> && !std::same_as<Int, bool>)
+Tensor std(const Tensor& x, Int dim, bool unbiased = true, bool keepdim = false) {
+  return x.std(dim, unbiased, keepdim);
+}
 template <class Bool>
   requires std::same_as<Bool, bool>
 Tensor var(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
@@ -179,6 +190,16 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& x, std::optional<std::vector<i
                                     double correction = 1, bool keepdim = false);
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased);
 std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased);
+template <class Int>
+  requires(std::integral<Int> && !std::same_as<Int, bool>)
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, Int dim, bool unbiased = true, bool keepdim = false) {
+  return var_mean(x, std::vector<int64_t>{static_cast<int64_t>(dim)}, unbiased ? 1.0 : 0.0, keepdim);
+}
+template <class Int>
+  requires(std::integral<Int> && !std::same_as<Int, bool>)
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, Int dim, bool unbiased = true, bool keepdim = false) {
+  return std_mean(x, std::vector<int64_t>{static_cast<int64_t>(dim)}, unbiased ? 1.0 : 0.0, keepdim);
+}
 template <class Bool>
   requires std::same_as<Bool, bool>
 std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dims, Bool unbiased, bool keepdim = false) {
@@ -211,6 +232,11 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor mv(const Tensor& a, const Tensor& v);
 Tensor dot(const Tensor& a, const Tensor& b);
+
+// A copy of x with its own memory (Tensor::clone, engine/ops/copy.cpp).
+inline Tensor clone(const Tensor& x, MemoryFormat memory_format = MemoryFormat::Preserve) {
+  return x.clone(memory_format);
+}
 
 // ---- shape (engine/ops/shape.cpp) ----
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -444,11 +444,22 @@ class Tensor {
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor var(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
   Tensor std(std::optional<std::vector<int64_t>> dims = std::nullopt, double correction = 1, bool keepdim = false) const;
-  // libtorch's spellings: over every element (x.std(0) is this one, unbiased = false,
-  // as libtorch's overload resolution makes it), or over dims with a bool
-  // `unbiased` (a number there is the correction of the overloads above).
+  // libtorch's spellings: over every element with a bool `unbiased`, over one
+  // integer dim (x.std(0) is over dim 0, as libtorch since gh-40287), or over
+  // dims with a bool `unbiased` (a number there is the correction of the
+  // overloads above).
   Tensor var(bool unbiased) const;
   Tensor std(bool unbiased) const;
+  template <class Int>
+    requires(std::integral<Int> && !std::same_as<Int, bool>)
+  Tensor var(Int dim, bool unbiased = true, bool keepdim = false) const {
+    return var(std::vector<int64_t>{static_cast<int64_t>(dim)}, unbiased ? 1.0 : 0.0, keepdim);
+  }
+  template <class Int>
+    requires(std::integral<Int> && !std::same_as<Int, bool>)
+  Tensor std(Int dim, bool unbiased = true, bool keepdim = false) const {
+    return std(std::vector<int64_t>{static_cast<int64_t>(dim)}, unbiased ? 1.0 : 0.0, keepdim);
+  }
   template <class Bool>
     requires std::same_as<Bool, bool>
   Tensor var(IntArrayRef dims, Bool unbiased, bool keepdim = false) const {

@@ -502,7 +502,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   GD_CHECK(!requires_grad || !impl.is_inference || InferenceMode::is_enabled(),
            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   GD_CHECK(!requires_grad || gradiens::is_floating_point(impl.dtype),
-           fmt::format("only Tensors of floating point dtype can require gradients (got {})", dtype_name(impl.dtype)));
+           fmt::format("Only Tensors of floating point and complex dtype can require gradients (got {})", dtype_name(impl.dtype)));
   impl.requires_grad = requires_grad;
   return *this;
 }

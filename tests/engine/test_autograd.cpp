@@ -56,7 +56,7 @@ TEST_CASE("requires_grad propagates and is_leaf tells leaves from results") {
         "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
         "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
   CHECK(error_of([] { gd::arange(3).requires_grad_(); }) ==
-        "only Tensors of floating point dtype can require gradients (got int64)");
+        "Only Tensors of floating point and complex dtype can require gradients (got int64)");
   x.requires_grad_(false);
   CHECK_FALSE((x * c).requires_grad());
 }

@@ -52,7 +52,7 @@ TEST_CASE("golden error texts of the tape") {
   CHECK(error_of([] { gd::ones({3}).sum().backward(); }) ==
         "element 0 of tensors does not require grad and does not have a grad_fn");
   CHECK(error_of([] { gd::ones({3}, gd::kInt64).requires_grad_(); }) ==
-        "only Tensors of floating point dtype can require gradients (got int64)");
+        "Only Tensors of floating point and complex dtype can require gradients (got int64)");
   CHECK(error_of([] { gd::ones({2, 3}).sum({2}); }) ==
         "sum: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   CHECK(error_of([] { Tensor().dim(); }) == "the tensor is undefined (default-constructed Tensor)");

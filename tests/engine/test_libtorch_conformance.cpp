@@ -177,8 +177,12 @@ TEST_CASE("libtorch's Tensor spellings: allclose, T, trace, multiply, is_signed,
   CHECK(leaf.data().data_ptr() == leaf.data_ptr());
   // python3 (float64): x.std(unbiased=False) 2.581988897471611, x.std() 2.8284271247461903,
   // x.var(1, True, True) [[2.333...], [9.333...]], x.std(0, True), x.var(0, False).
-  // libtorch's x.std(0) resolves to std(bool unbiased = false).
-  CHECK(x.std(0).item<double>() == doctest::Approx(2.581988897471611).epsilon(1e-14));
+  // libtorch's x.std(0) is over dim 0, unbiased (gh-40287); x.std(false) over every element.
+  CHECK(value_mismatch(x.std(0), gd::tensor({1.4142135623730951, 2.1213203435596424, 3.5355339059327378}, f64)) == "");
+  CHECK(value_mismatch(gd::var(x, 0, false), gd::tensor({1.0, 2.25, 6.25}, f64)) == "");
+  CHECK(std::get<0>(gd::var_mean(x, 1)).sizes() == gd::IntArrayRef{2});
+  CHECK(x.std(false).item<double>() == doctest::Approx(2.581988897471611).epsilon(1e-14));
+  CHECK(value_mismatch(gd::clone(x), x) == "");
   CHECK(x.std(true).item<double>() == doctest::Approx(2.8284271247461903).epsilon(1e-14));
   CHECK(gd::std(x, false).item<double>() == doctest::Approx(2.581988897471611).epsilon(1e-14));
   CHECK(value_mismatch(x.var({1}, true, true), gd::tensor({{2.333333333333333}, {9.333333333333332}}, f64)) == "");
