@@ -15,12 +15,6 @@ namespace gradiens {
 
 namespace {
 
-std::string sizes_text(IntArrayRef sizes) {
-  std::string text = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
-
 // The int64 index of scatter_reduce: `index` along dim, repeated over source's other dims.
 Tensor scatter_index(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                      std::string_view reduce) {
@@ -28,7 +22,7 @@ Tensor scatter_index(const Tensor& self, int64_t dim, const Tensor& index, const
            fmt::format("index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {}.", reduce));
   GD_CHECK(index.dim() <= 1, fmt::format("index_reduce_(): Index is supposed to be a vector, but got dim: {} with "
                                          "type: {} and size: {}",
-                                         index.dim(), c10_type_name(index.dtype()), sizes_text(index.sizes())));
+                                         index.dim(), c10_type_name(index.dtype()), shape_to_string(index.sizes())));
   GD_CHECK(
       index.dtype() == kInt64 || index.dtype() == kInt32,
       fmt::format("index_reduce_(): Expected dtype int32/int64 for index but got: {}", c10_type_name(index.dtype())));
