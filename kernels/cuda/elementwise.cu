@@ -168,24 +168,27 @@ void unary_math_typed(UnaryMath op, const void* in, void* out, int64_t n, Stream
 // ---- binary -----------------------------------------------------------------------
 
 template <class T>
-constexpr bool is_integral_binary_v = std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+constexpr bool is_integral_binary_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-// Integer +, - and * wrap around as two's complement (through unsigned, so
-// overflow is defined).
+// Integer +, - and * wrap around as two's complement, as the CPU's narrowing of
+// the promoted result does. They compute in an unsigned type at least 32 bits
+// wide (a uint16 product promoted to int could overflow), so overflow is defined.
+template <class T>
+using WrappingType = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 template <class T>
 __device__ T wrapping_add(T a, T b) {
-  using Unsigned = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<Unsigned>(a) + static_cast<Unsigned>(b));
+  using W = WrappingType<T>;
+  return static_cast<T>(static_cast<W>(a) + static_cast<W>(b));
 }
 template <class T>
 __device__ T wrapping_subtract(T a, T b) {
-  using Unsigned = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<Unsigned>(a) - static_cast<Unsigned>(b));
+  using W = WrappingType<T>;
+  return static_cast<T>(static_cast<W>(a) - static_cast<W>(b));
 }
 template <class T>
 __device__ T wrapping_multiply(T a, T b) {
-  using Unsigned = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<Unsigned>(a) * static_cast<Unsigned>(b));
+  using W = WrappingType<T>;
+  return static_cast<T>(static_cast<W>(a) * static_cast<W>(b));
 }
 
 // The engine's MaxFn / MinFn (engine/ops/binary.cpp): NaN in either operand
@@ -201,7 +204,11 @@ __device__ T minimum_value(T x, T y) {
 
 template <class T>
 __device__ T binary_value(Binary op, T x, T y, T alpha) {
-  if constexpr (is_integral_binary_v<T>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    // Bool arithmetic is logical, as on the CPU (kernels/cpu/binary_function.h).
+    const bool is_or = op == Binary::Add || op == Binary::Maximum;
+    return is_or ? (x || y) : (x && y);
+  } else if constexpr (is_integral_binary_v<T>) {
     switch (op) {
       case Binary::Add: return wrapping_add(x, wrapping_multiply(alpha, y));
       case Binary::Sub: return wrapping_subtract(x, wrapping_multiply(alpha, y));
@@ -256,6 +263,15 @@ struct BinaryScalarElement {
   }
 };
 
+// A host scalar as the kernel's compute type; an integer dtype takes it through
+// int64, so -1 becomes 255 for uint8 as on the CPU (double -> uint8 of a
+// negative value is undefined).
+template <class T>
+opmath_type<T> host_scalar_as(double value) {
+  if constexpr (is_integral_binary_v<T>) return static_cast<T>(static_cast<int64_t>(value));
+  else return static_cast<opmath_type<T>>(value);
+}
+
 const char* binary_name(Binary op) {
   switch (op) {
     case Binary::Add: return "add";
@@ -271,7 +287,8 @@ const char* binary_name(Binary op) {
 }
 
 // Calls launch.template operator()<T>() for the binary ops' dtypes: every op on
-// float32/float64/float16/bfloat16, the integer-safe ones on int32/int64.
+// float32/float64/float16/bfloat16; +, -, *, maximum and minimum on the integer
+// dtypes; on bool the logical forms (add and maximum `or`, mul and minimum `and`).
 template <class Launch>
 void dispatch_binary_dtype(Binary op, ScalarType dtype, const Launch& launch) {
   switch (dtype) {
@@ -279,17 +296,25 @@ void dispatch_binary_dtype(Binary op, ScalarType dtype, const Launch& launch) {
     case ScalarType::Float64: return launch.template operator()<double>();
     case ScalarType::Float16: return launch.template operator()<__half>();
     case ScalarType::BFloat16: return launch.template operator()<__nv_bfloat16>();
+    case ScalarType::Bool: {
+      const bool logical_op =
+          op == Binary::Add || op == Binary::Mul || op == Binary::Maximum || op == Binary::Minimum;
+      if (!logical_op) throw_unsupported_cuda_dtype(binary_name(op), dtype);
+      return launch.template operator()<bool>();
+    }
+    case ScalarType::UInt8:
+    case ScalarType::Int8:
+    case ScalarType::Int16:
     case ScalarType::Int32:
     case ScalarType::Int64: {
       const bool integer_op = op == Binary::Add || op == Binary::Sub || op == Binary::Mul ||
                               op == Binary::Maximum || op == Binary::Minimum;
       GD_CHECK(integer_op, std::string(binary_name(op)) + ": not implemented for dtype " +
                                std::string(dtype_name(dtype)) + " on CUDA");
-      if (dtype == ScalarType::Int32) return launch.template operator()<int32_t>();
-      return launch.template operator()<int64_t>();
+      return dispatch_cuda_all(dtype, binary_name(op), [&]<class T>() { launch.template operator()<T>(); });
     }
-    default: throw_unsupported_cuda_dtype(binary_name(op), dtype);
   }
+  throw_unsupported_cuda_dtype(binary_name(op), dtype);
 }
 
 // ---- compare and where ------------------------------------------------------------
@@ -487,7 +512,7 @@ void binary(Binary op, ScalarType dtype, const Strided& out, const Strided& a, c
   dispatch_binary_dtype(op, dtype, [&]<class T>() {
     launch_strided_elementwise<3>(shape, strides,
                                   BinaryElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
-                                                   static_cast<const T*>(b.data), static_cast<opmath_type<T>>(alpha)},
+                                                   static_cast<const T*>(b.data), host_scalar_as<T>(alpha)},
                                   stream);
   });
 }
@@ -500,7 +525,7 @@ void binary_scalar(Binary op, ScalarType dtype, const Strided& out, const Stride
     launch_strided_elementwise<2>(
         shape, strides,
         BinaryScalarElement<T>{op, static_cast<T*>(out.data), static_cast<const T*>(a.data),
-                               static_cast<opmath_type<T>>(scalar), scalar_first, static_cast<opmath_type<T>>(alpha)},
+                               host_scalar_as<T>(scalar), scalar_first, host_scalar_as<T>(alpha)},
         stream);
   });
 }

@@ -222,8 +222,8 @@ std::tuple<Tensor, Tensor> fractional_max_pool_nd(const Tensor& input, const Fra
   GD_CHECK(samples.dim() == 3 && samples.size(0) == n && samples.size(1) == c && samples.size(2) == dims,
            fmt::format("{}: expected _random_samples of size [{}, {}, {}], but got {}", op, n, c, dims,
                        shape_to_string(samples.sizes())));
-  const Tensor u = samples.detach().to(kFloat64).contiguous();
-  const double* sample = u.data_ptr<double>();
+  const Tensor u = samples.detach().to(kFloat64).cpu().contiguous();  // read on the host, a GPU tensor too
+  const double* sample = u.cpu_data_ptr<double>();
   // Which sample drives which dim: PyTorch's 2-D kernel takes (width, height), its 3-D one (time, height, width).
   auto sample_of = [&](int64_t plane, size_t d) {
     const size_t slot = D == 2 ? 1 - d : d;

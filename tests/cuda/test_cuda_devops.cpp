@@ -262,6 +262,39 @@ TEST_CASE("cuda: clamp, softplus and the predicates match the CPU") {
   check_same_bits(gd::isfinite(strided), gd::isfinite(strided.to(kGpu)).cpu(), "isfinite strided");
 }
 
+TEST_CASE("cuda: +, -, *, maximum and minimum on uint8, int8, int16 and bool match the CPU, wrapping alike") {
+  if (!gd::cuda::is_available()) return;
+  // Values past each dtype's range, so sums and products wrap (uint8: 200 + 100 = 44).
+  Tensor a64 = gd::tensor(std::vector<int64_t>{-128, -7, 0, 1, 100, 127, 200, 255, 30000, -32768}, gd::kInt64);
+  Tensor b64 = gd::tensor(std::vector<int64_t>{-1, 3, 0, 255, 100, 2, 200, -3, 4, 127}, gd::kInt64);
+  for (gd::ScalarType dt : {gd::kUInt8, gd::kInt8, gd::kInt16}) {
+    const std::string name(gd::dtype_name(dt));
+    Tensor a = a64.to(dt), b = b64.to(dt);
+    Tensor ag = a.to(kGpu), bg = b.to(kGpu);
+    check_same_bits(a + b, (ag + bg).cpu(), "add " + name);
+    check_same_bits(gd::add(a, b, 3), gd::add(ag, bg, 3).cpu(), "add alpha " + name);
+    check_same_bits(a - b, (ag - bg).cpu(), "sub " + name);
+    check_same_bits(a * b, (ag * bg).cpu(), "mul " + name);
+    check_same_bits(gd::maximum(a, b), gd::maximum(ag, bg).cpu(), "maximum " + name);
+    check_same_bits(gd::minimum(a, b), gd::minimum(ag, bg).cpu(), "minimum " + name);
+    check_same_bits(a * 3, (ag * 3).cpu(), "mul scalar " + name);
+    check_same_bits(a - 1, (ag - 1).cpu(), "sub scalar " + name);
+    // Broadcast and strided operands.
+    Tensor m = a.reshape({2, 5}), mg = ag.reshape({2, 5});
+    check_same_bits(m.t() + b.narrow(0, 0, 2), (mg.t() + bg.narrow(0, 0, 2)).cpu(), "add broadcast " + name);
+    Tensor in_place = a.clone(), in_place_g = ag.clone();
+    in_place.add_(b);
+    in_place_g.add_(bg);
+    check_same_bits(in_place, in_place_g.cpu(), "add_ " + name);
+  }
+  Tensor p = a64 > 0, q = b64 > 0;
+  Tensor pg = p.to(kGpu), qg = q.to(kGpu);
+  check_same_bits(p + q, (pg + qg).cpu(), "add bool (or)");
+  check_same_bits(p * q, (pg * qg).cpu(), "mul bool (and)");
+  check_same_bits(gd::maximum(p, q), gd::maximum(pg, qg).cpu(), "maximum bool");
+  check_same_bits(gd::minimum(p, q), gd::minimum(pg, qg).cpu(), "minimum bool");
+}
+
 TEST_CASE("cuda: eye, linspace and arange are made on the device with the CPU's values bit for bit") {
   if (!gd::cuda::is_available()) return;
   const auto on_gpu = [](gd::ScalarType dt) { return gd::TensorOptions().dtype(dt).device(kGpu); };
