@@ -143,7 +143,10 @@ void wrap_outputs(CustomFunctionNodeBase& node, const std::shared_ptr<Node>& sha
     impl.grad_fn = shared;
     impl.output_nr = output_nr;
   }
-  node.ctx.save_variables(outputs);
+  // Unrecorded (grad mode off, inference mode, nothing requires grad), the node
+  // is dropped with what forward asked to save: nothing is snapshot, so
+  // inference tensors may be "saved" as in libtorch.
+  if (recording) node.ctx.save_variables(outputs);
   if (recording && gradiens::detail::anomaly_mode_enabled()) gradiens::detail::record_anomaly_context(node);
 }
 

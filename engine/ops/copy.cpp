@@ -63,14 +63,65 @@ bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, s
   detail::check_inplace_on_view(impl);
   GD_CHECK(!(self.is_leaf() && self.requires_grad()),
            "a leaf Variable that requires grad is being used in an in-place operation.");
-  GD_CHECK(!impl.view.is_view,
-           fmt::format("{}: in-place operation on a view of a tensor that is part of an autograd graph is not "
-                       "supported by gradiens; apply it to the base tensor, or clone() the view first",
+  GD_CHECK(!impl.view.is_view || Tensor(impl.view.base).is_contiguous(),
+           fmt::format("{}: in-place operation on a view of a non-contiguous tensor that is part of an autograd graph "
+                       "is not supported by gradiens; apply it to the base tensor, or clone() the view first",
                        op));
   return true;
 }
 
+namespace {
+
+// The old base with the region `relative` (a geometry in the base's contiguous
+// layout) replaced by values: the base's history after an in-place op through
+// a view (Note [In-place ops and autograd]). The backward is made of
+// differentiable ops, so create_graph reaches through it.
+struct CopySlices {
+  static constexpr std::string_view name = "CopySlices";
+  // ctx.shape holds the region's sizes, ctx.ints its strides and then its offset.
+  static Tensor forward(Ctx& ctx, const Tensor& base, const Tensor& values, DimVector sizes, DimVector strides_offset) {
+    ctx.shape = std::move(sizes);
+    ctx.ints = std::move(strides_offset);
+    Tensor out = base.clone(MemoryFormat::Contiguous);
+    copy_data(region(ctx, out), values);
+    return out;
+  }
+  static GradList backward(Ctx& ctx, const Tensor& g) {
+    Tensor outside_region = ones(g.sizes(), g.options().requires_grad(false));
+    {
+      NoGradGuard no_grad;
+      region(ctx, outside_region).zero_();
+    }
+    return {g * outside_region, region(ctx, g.contiguous())};
+  }
+  // The region of a contiguous tensor of the base's shape.
+  static Tensor region(const Ctx& ctx, const Tensor& dense) {
+    IntArrayRef strides(ctx.ints.data(), ctx.ints.size() - 1);
+    return dense.as_strided(ctx.shape, strides, dense.storage_offset() + ctx.ints.back());
+  }
+};
+
+}  // namespace
+
 Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
+  TensorImpl& impl = *self.impl();
+  if (record && impl.view.is_view) {
+    // The view's own history becomes the op's; it is rebuilt from the base's
+    // new history on first use, since that node is newer (Note [Views of a rebased base]).
+    Tensor base(impl.view.base);
+    Tensor rebased;
+    {
+      AutoGradMode enable(true);
+      DimVector strides_offset(self.strides().begin(), self.strides().end());
+      strides_offset.push_back(self.storage_offset() - base.storage_offset());
+      rebased = apply<CopySlices>(base, result, self.sizes().dims(), strides_offset);
+    }
+    commit_inplace(base, rebased, /*record=*/true);
+    impl.grad_fn = result.grad_fn();
+    impl.output_nr = result.output_nr();
+    impl.requires_grad = result.requires_grad();
+    return self;
+  }
   {
     NoGradGuard no_grad;
     copy_data(self, result);
@@ -81,7 +132,6 @@ Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
     detail::set_tangent(self, tangent.defined() ? tangent : zeros_like(self));
   }
   if (record) {
-    TensorImpl& impl = *self.impl();
     impl.grad_fn = result.grad_fn();
     impl.output_nr = result.output_nr();
     impl.requires_grad = result.requires_grad();

@@ -18,10 +18,14 @@ namespace gradiens {
 // overwritten values get a zero gradient), and retain_grad follows the new value.
 // Views taken from a base before it was rebased rebuild their history on first
 // use (Note [Views of a rebased base] in engine/autograd/node.cpp).
-// An in-place op *through* a view whose base or operands require grad is
-// refused with a clear error instead of PyTorch's CopySlices rebase: write to
-// the base, or clone() the view first. libtorch's own errors come first: for a
-// view taken under NoGradGuard or InferenceMode (Note [View creation meta] in
+// An in-place op *through* a view rebases the view's base, as PyTorch's
+// CopySlices: the base's new history is "the old base with the view's region
+// replaced by the op's result", whose backward sends the region's gradient
+// through the op (and on to the old view) and the rest to the old base; the
+// view itself then rebuilds its history from the base's on first use. A base
+// that is not contiguous is refused with a clear error (write to the base, or
+// clone() the view first). libtorch's own errors come first: for a view taken
+// under NoGradGuard or InferenceMode (Note [View creation meta] in
 // engine/tensor_impl.h) and for a view of a leaf that requires grad.
 // Returns true when the op must be recorded (grad mode on and self or an
 // operand requires grad).

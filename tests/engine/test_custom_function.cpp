@@ -111,6 +111,18 @@ TEST_CASE("a custom function with a differentiable backward has second derivativ
   CHECK(!Cube::apply(x).requires_grad());
 }
 
+TEST_CASE("under InferenceMode a custom function runs unrecorded and may save inference tensors") {
+  // libtorch's InferenceMode turns grad mode off, so forward's save_for_backward keeps nothing.
+  gd::InferenceMode guard;
+  Tensor x = gd::testing::sample({3, 3}, -1, 1, 4).set_requires_grad(true);
+  Tensor y = x.clone();
+  REQUIRE(y.is_inference());
+  Tensor res = MulAdd::apply(x, 2, y);
+  CHECK_FALSE(res.requires_grad());
+  CHECK(res.is_inference());
+  CHECK(value_mismatch(res, x + 2 * y + x * y, 1e-15, 0) == "");
+}
+
 TEST_CASE("a saved tensor modified in place after forward is refused in backward") {
   const Tensor x = gd::testing::sample({3}, -1, 1, 4).requires_grad_();
   Tensor input = x * 1;

@@ -168,47 +168,78 @@ TEST_CASE("in-place ops on non-leaves rebase their history") {
   CHECK_FALSE(k.is_leaf());
 }
 
-TEST_CASE("in-place ops through a view of a tensor in the graph are refused") {
-  // Note [In-place ops and autograd]: gradiens refuses instead of PyTorch's CopySlices rebase.
-  auto refused = [](const char* op) {
-    return std::string(op) +
-           ": in-place operation on a view of a tensor that is part of an autograd graph is not supported by "
-           "gradiens; apply it to the base tensor, or clone() the view first";
-  };
-  Tensor x = leaf({3, 4});
+TEST_CASE("in-place ops through a view rebase the base's history, as PyTorch's CopySlices") {
+  // Note [In-place ops and autograd]. Values from PyTorch 1.13:
+  //   x = (torch.arange(12.).reshape(3, 4) / 10).requires_grad_(); w = torch.arange(12.).reshape(3, 4) + 1
+  //   y = x * 2; y[0].mul_(2); y.t().add_(1); y.narrow(1, 0, 2).clamp_(0, 2); y.view(12)[5:8].zero_()
+  //   y.diagonal().exp_(); (y * w).sum().backward()
+  Tensor x = (gd::arange(12, gd::kFloat64).reshape({3, 4}) / 10).requires_grad_();
+  Tensor w = gd::arange(12, gd::kFloat64).reshape({3, 4}) + 1;
   Tensor y = x * 2;
-  CHECK(error_of([&] { y[0].mul_(2); }) == refused("mul_"));
-  CHECK(error_of([&] { y.t().add_(1); }) == refused("add_"));
-  CHECK(error_of([&] { y.diagonal().exp_(); }) == refused("exp_"));
-  CHECK(error_of([&] { y.view({12}).zero_(); }) == refused("fill_"));
-  CHECK(error_of([&] { y.narrow(1, 0, 2).clamp_(0, 1); }) == refused("clamp_"));
+  y[0].mul_(2);
+  y.t().add_(1);
+  y.narrow(1, 0, 2).clamp_(0, 2);
+  y.view({12}).narrow(0, 5, 3).zero_();
+  y.diagonal().exp_();
+  CHECK(y.grad_fn()->name() == "CopySlices");
+  CHECK(value_mismatch(values_of(y), {2.718281828459045, 1.4, 1.8, 2.2, 1.8, 1.0, 0.0, 0.0, 2.0, 2.0,
+                                      20.085536923187668, 3.2}) == "");
+  (y * w).sum().backward();
+  CHECK(value_mismatch(values_of(x.grad()), {10.87312731383618, 8.0, 12.0, 16.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                             441.8818123101287, 24.0}) == "");
+  // A plain buffer written through views with values that require grad joins the graph (PyTorch 1.13:
+  //   y = x * 2; buffer = torch.zeros(3, 4); buffer[0].copy_(y[1]); buffer[2].add_(y[0] * y[2])).
+  x.mutable_grad() = Tensor();
+  y = x * 2;
+  Tensor buffer = gd::zeros({3, 4}, gd::kFloat64);
+  buffer[0].copy_(y[1]);
+  buffer[2].add_(y[0] * y[2]);
+  CHECK(buffer.requires_grad());
+  CHECK_FALSE(buffer.is_leaf());
+  (buffer * w).sum().backward();
+  CHECK(value_mismatch(values_of(x.grad()), {28.8, 36.0, 44.0, 52.800000000000004, 2.0, 4.0, 6.0, 8.0, 0.0, 4.0, 8.8,
+                                             14.399999999999999}) == "");
   // A view of a leaf that requires grad: libtorch's own error (python3: x[1].add_(1) raises it).
   CHECK(error_of([&] { x[1].add_(1); }) ==
         "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-  // A view of a plain buffer receiving a value that requires grad.
-  Tensor buffer = gd::zeros({3, 4}, gd::kFloat64);
-  CHECK(error_of([&] { buffer[0].copy_(y[0]); }) == refused("copy_"));
-  // Nothing was written by the refused ops.
-  CHECK(values_of(y)[0] == 2);
-  CHECK(values_of(buffer)[0] == 0);
-  // The documented ways out: write to the base, or clone the view.
-  Tensor v = y[0].clone();
-  v.mul_(2);
-  (v.sum() + y.sum()).backward();
-  CHECK(values_of(x.grad())[0] == 6);
-  // Without grad mode, or when nothing requires grad, views take in-place writes.
+  // A base that is not contiguous (clone keeps the transposed layout) is refused, and nothing is written.
+  Tensor z = (x * 2).t().clone();
+  CHECK_FALSE(z.is_contiguous());
+  CHECK(error_of([&] { z[0].mul_(2); }) ==
+        "mul_: in-place operation on a view of a non-contiguous tensor that is part of an autograd graph is not "
+        "supported by gradiens; apply it to the base tensor, or clone() the view first");
+  CHECK(values_of(z)[1] == 0.8);
+  // Without grad mode, or when nothing requires grad, views take in-place writes without history.
   {
     gd::NoGradGuard no_grad;
     y[0].mul_(2);
   }
-  CHECK(values_of(y)[0] == 4);
-  buffer[0].add_(1);
-  CHECK(values_of(buffer)[0] == 1);
+  CHECK(values_of(y)[0] == 0);
+  CHECK(values_of(y)[1] == 0.4);
+  Tensor plain = gd::zeros({3, 4}, gd::kFloat64);
+  plain[0].add_(1);
+  CHECK(values_of(plain)[0] == 1);
+  CHECK_FALSE(plain.requires_grad());
+}
+
+TEST_CASE("in-place ops through views pass gradcheck and gradgradcheck") {
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 1.5;
+    y.narrow(1, 2, 2).mul_(in[0].narrow(1, 0, 2));
+    y[1].exp_();
+    y.t()[0].add_(in[1]);
+    return std::vector<Tensor>{y.pow(2)};
+  };
+  Tensor a = gd::testing::sample({3, 4}, -1, 1, 5).requires_grad_(),
+         b = gd::testing::sample({3}, -1, 1, 6).requires_grad_();
+  CHECK(error_of([&] { gd::autograd::gradcheck(fn, {a, b}); }) == "");
+  CHECK(error_of([&] { gd::autograd::gradgradcheck(fn, {a, b}); }) == "");
 }
 
 TEST_CASE("a shape whose contiguous strides overflow is refused, even without elements") {
   // [0, 2^32, 2^32]: no elements, but the stride of dim 0 would be 2^64.
-  CHECK(error_of([] { gd::empty({0, int64_t{1} << 32, int64_t{1} << 32}); }) ==
-        "empty: shape [0, 4294967296, 4294967296] is too large: its strides overflow int64");
+  CHECK(error_of([] {
+          gd::empty({0, int64_t{1} << 32, int64_t{1} << 32});
+        }) == "empty: shape [0, 4294967296, 4294967296] is too large: its strides overflow int64");
   CHECK(gd::empty({0, int64_t{1} << 31, int64_t{1} << 31}).numel() == 0);  // 2^62 fits
 }
