@@ -182,6 +182,8 @@ class Tensor {
 
   // ---- conversion and copies ----
   Tensor to(ScalarType dtype, bool copy = false) const;
+  // libtorch's older spelling of to(dtype).
+  Tensor toType(ScalarType dtype) const { return to(dtype); }
   // As in libtorch: non_blocking only orders a copy from pinned memory on the stream.
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
@@ -293,6 +295,9 @@ class Tensor {
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
+  // Swaps two dims of this tensor itself (its sizes and strides); in the
+  // autograd graph its history becomes the transpose of the old one.
+  Tensor& transpose_(int64_t dim0, int64_t dim1);
   Tensor t() const;
   // The dims reversed (libtorch's T(); t() for a matrix).
   Tensor T() const;

@@ -409,6 +409,31 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   return apply<Permute>(*this, order);
 }
 
+Tensor& Tensor::transpose_(int64_t dim0, int64_t dim1) {
+  TensorImpl& impl = checked();
+  if (dim() == 0) return *this;
+  const int64_t a = wrap_dim(dim0, dim(), "transpose_"), b = wrap_dim(dim1, dim(), "transpose_");
+  const bool record = GradMode::is_enabled() && requires_grad();
+  const bool dual = detail::forward_ad_enabled() && detail::has_tangent(*this);
+  Tensor moved;
+  if (record || dual) {
+    GD_CHECK(!(record && is_leaf()), "a leaf Variable that requires grad is being used in an in-place operation.");
+    GD_CHECK(!impl.view.is_view,
+             "transpose_: in-place transpose of a view in the autograd graph is not supported by gradiens; use "
+             "transpose() instead");
+    moved = transpose(a, b);  // its history (and tangent) are those of the transposed value
+  }
+  std::swap(impl.sizes[static_cast<size_t>(a)], impl.sizes[static_cast<size_t>(b)]);
+  std::swap(impl.strides[static_cast<size_t>(a)], impl.strides[static_cast<size_t>(b)]);
+  impl.refresh_geometry();
+  if (record) {
+    impl.grad_fn = moved.grad_fn();
+    impl.output_nr = moved.output_nr();
+  }
+  if (dual) detail::set_tangent(*this, detail::tangent_of(moved));
+  return *this;
+}
+
 Tensor Tensor::t() const {
   GD_CHECK(dim() <= 2, fmt::format("t() expects a tensor with <= 2 dimensions, but self is {}D", dim()));
   return dim() < 2 ? transpose(0, 0) : transpose(0, 1);

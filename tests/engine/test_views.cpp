@@ -388,3 +388,40 @@ TEST_CASE("large overlapping views accumulate their gradient exactly") {
   CHECK(m.grad().sum().item<double>() == 400 * 150 * 2);
   gd::set_num_threads(previous);
 }
+
+TEST_CASE("transpose_ swaps two dims of the tensor itself; in the graph its history is the transpose") {
+  // PyTorch 1.13: x = torch.arange(6.).view(2, 3); x.transpose_(0, 1) -> shape (3, 2), stride (1, 3).
+  Tensor x = gd::arange(6, gd::kFloat64).view({2, 3});
+  Tensor alias = x;
+  CHECK(&x.transpose_(0, -1) == &x);
+  CHECK(alias.sizes().vec() == std::vector<int64_t>{3, 2});
+  CHECK(alias.strides().vec() == std::vector<int64_t>{1, 3});
+  CHECK(values_of(x.contiguous()) == std::vector<double>{0, 3, 1, 4, 2, 5});
+  CHECK(error_of([&] { x.transpose_(0, 2); }) ==
+        "transpose_: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  // y = w * 1 (a non-leaf); y.transpose_(0, 1); (y * c).sum().backward(): w.grad = c^T.
+  Tensor w = gd::testing::sample({2, 3}, -1, 1, 8).requires_grad_();
+  Tensor c = gd::testing::sample({3, 2}, -1, 1, 9);
+  Tensor y = w * 1;
+  y.transpose_(0, 1);
+  CHECK(y.grad_fn()->name() == "PermuteBackward0");
+  (y * c).sum().backward();
+  CHECK(value_mismatch(w.grad(), c.t(), 0, 0) == "");
+  CHECK(error_of([&] { w.transpose_(0, 1); }) ==
+        "a leaf Variable that requires grad is being used in an in-place operation.");
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor z = in[0].exp();
+    z.transpose_(1, 0);
+    return std::vector<Tensor>{z.matmul(in[0])};
+  };
+  Tensor s = gd::testing::sample({3, 3}, -1, 1, 10).requires_grad_();
+  CHECK(gd::autograd::gradcheck(fn, {s}));
+  CHECK(gd::autograd::gradgradcheck(fn, {s}));
+}
+
+TEST_CASE("toType is libtorch's older spelling of to(dtype)") {
+  Tensor b = gd::tensor({0.5, -2.0, 3.0}) > 0;
+  Tensor i = b.toType(gd::kInt32);
+  CHECK(i.dtype() == gd::kInt32);
+  CHECK(values_of(i) == std::vector<double>{1, 0, 1});
+}
