@@ -4,6 +4,7 @@
 
 #include "engine/dims.h"
 #include "engine/generator.h"
+#include "tests/engine/op_rows/row_builders.h"
 
 #include <fmt/format.h>
 
@@ -368,18 +369,19 @@ std::vector<OpInfo> build_table() {
       shaped("logsumexp", {2, 3}, [](const Tensor& x) { return x.logsumexp({1}); }),
       shaped("logsumexp all dims", {2, 3}, [](const Tensor& x) { return x.logsumexp({0, 1}, true); }),
 
-      // ---- indexing along a dim (engine/ops/indexing.cpp); indices are fixed ----
+      // ---- indexing along a dim (engine/ops/indexing.cpp); indices are fixed, on the input's device
+      // (Note [Sweep indices on the input's device]) ----
       shaped("gather", {2, 3},
-             [](const Tensor& x) { return x.gather(1, tensor_of({0, 2, 2, 1, 0, 0}, {2, 3}, kInt64)); }),
+             [](const Tensor& x) { return x.gather(1, rows::indices_for(x, {0, 2, 2, 1, 0, 0}, {2, 3})); }),
       shaped("gather (smaller index)", {3, 3},
-             [](const Tensor& x) { return gather(x, 0, tensor_of({2, 0, 1, 1}, {2, 2}, kInt64)); }),
+             [](const Tensor& x) { return gather(x, 0, rows::indices_for(x, {2, 0, 1, 1}, {2, 2})); }),
       binary("scatter_add",
              [](const Tensor& x, const Tensor& src) {
-               return x.scatter_add(1, tensor_of({0, 0, 2, 1, 1, 1}, {2, 3}, kInt64), src);
+               return x.scatter_add(1, rows::indices_for(x, {0, 0, 2, 1, 1, 1}, {2, 3}), src);
              },
              in({2, 3}), in({2, 3}), kWithDims),
       shaped("masked_fill", {2, 3},
-             [](const Tensor& x) { return x.masked_fill(tensor_of({1, 0, 0, 1, 1, 0}, {2, 3}, kBool), 0.5); }),
+             [](const Tensor& x) { return x.masked_fill(rows::mask_for(x, {1, 0, 0, 1, 1, 0}, {2, 3}), 0.5); }),
   };
   return ops;
 }
