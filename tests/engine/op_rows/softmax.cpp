@@ -21,7 +21,7 @@ constexpr unsigned kAll = gd::testing::kAllVariants;
 // Logits in [-2, 2] unless a row says otherwise.
 OpInfo row(std::string name, std::vector<int64_t> shape, std::function<Tensor(const Tensor&)> f, unsigned variants,
            double lo = -2.0, double hi = 2.0) {
-  return gd::testing::rows::unary_row(std::move(name), std::move(shape), std::move(f), variants, lo, hi);
+  return unary_row(std::move(name), std::move(shape), std::move(f), variants, lo, hi);
 }
 
 const gd::testing::OpRegistrar softmax_rows({
