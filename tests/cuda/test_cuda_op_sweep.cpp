@@ -1,10 +1,11 @@
 // The op sweep on CUDA: every differentiable op of the engine's table
-// (tests/engine/op_registry.cpp), in each input layout, run on the GPU and on
-// the CPU from the same float64 inputs; values and gradients must agree to
-// 1e-12. An op whose kernels are not on CUDA yet must say so with a
-// gradiens::Error; the sweep counts those and prints the coverage. A second
-// pass gives each op empty inputs: where the CPU computes a result the GPU
-// must give the same one, and where the CPU refuses the GPU must refuse too.
+// (tests/engine/op_registry.cpp and the rows of tests/engine/op_rows/), in
+// each input layout, run on the GPU and on the CPU from the same float64
+// inputs; values and gradients must agree to 1e-12. An op whose kernels are
+// not on CUDA yet must say so with a gradiens::Error; the sweep counts those
+// and prints the coverage. A second pass gives each op empty inputs: where the
+// CPU computes a result the GPU must give the same one, and where the CPU
+// refuses the GPU must refuse too.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -43,7 +44,9 @@ bool not_on_cuda_yet(const gd::Error& e) {
 }
 
 // The row's function makes CPU tensors of its own (indices, masks), which a
-// cuda input cannot meet: the row does not apply on CUDA as written.
+// cuda input cannot meet: the row does not apply on CUDA as written (rows make
+// theirs on the input's device where they can: Note [Sweep indices on the
+// input's device] in tests/engine/op_rows/row_builders.h).
 bool builds_cpu_tensors(const gd::Error& e) {
   return std::string(e.what()).starts_with("Expected all tensors to be on the same device");
 }

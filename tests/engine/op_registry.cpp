@@ -3,6 +3,8 @@
 #include "tests/engine/op_registry.h"
 
 #include "engine/dims.h"
+#include "engine/generator.h"
+#include "tests/engine/op_rows/row_builders.h"
 
 #include <fmt/format.h>
 
@@ -115,19 +117,6 @@ OpInfo binary(std::string name, std::function<Tensor(const Tensor&, const Tensor
   return {std::move(name), [f](const V& x) { return V{f(x[0], x[1])}; }, {std::move(a), std::move(b)}, variants, {}};
 }
 
-// An in-place op applied to a non-leaf copy of the first input: exercises the
-// history rebase of Note [In-place ops and autograd].
-OpInfo inplace(std::string name, std::function<void(Tensor&, const V&)> f, std::vector<InputSpec> inputs,
-               unsigned variants = kAllVariants) {
-  return {std::move(name),
-          [f](const V& x) {
-            Tensor y = x[0].clone();
-            f(y, x);
-            return V{y};
-          },
-          std::move(inputs), variants, {}};
-}
-
 std::vector<int64_t> with_leading(int64_t n, IntArrayRef sizes) {
   std::vector<int64_t> out{n};
   for (int64_t s : sizes) out.push_back(s);
@@ -217,31 +206,31 @@ std::vector<OpInfo> build_table() {
              in({}, 0.5, 2.0)),
 
       // ---- in-place forms on a non-leaf (history rebase) ----
-      inplace("add_", [](Tensor& y, const V& x) { y.add_(x[1]); }, {in({2, 3}), in({2, 3})}),
-      inplace("add_ alpha", [](Tensor& y, const V& x) { y.add_(x[1], -1.5); }, {in({2, 3}), in({2, 3})}),
-      inplace("sub_", [](Tensor& y, const V& x) { y.sub_(x[1]); }, {in({2, 3}), in({2, 3})}),
-      inplace("mul_", [](Tensor& y, const V& x) { y.mul_(x[1]); }, {in({2, 3}), in({2, 3})}),
-      inplace("div_", [](Tensor& y, const V& x) { y.div_(x[1]); }, {in({2, 3}), in({2, 3}, 0.5, 2.0)}),
-      inplace("mul_ (broadcast operand)", [](Tensor& y, const V& x) { y.mul_(x[1]); }, {in({2, 3}), in({3})}),
-      inplace("add_ scalar", [](Tensor& y, const V&) { y.add_(1.5); }, {in({2, 3})}),
-      inplace("sub_ scalar", [](Tensor& y, const V&) { y.sub_(0.5, 2); }, {in({2, 3})}),
-      inplace("mul_ scalar", [](Tensor& y, const V&) { y.mul_(-3.0); }, {in({2, 3})}),
-      inplace("div_ scalar", [](Tensor& y, const V&) { y.div_(4.0); }, {in({2, 3})}),
-      inplace("pow_", [](Tensor& y, const V&) { y.pow_(3); }, {in({2, 3})}),
-      inplace("clamp_", [](Tensor& y, const V&) { y.clamp_(-0.5, 0.5); }, {in({2, 3})}),
-      inplace("neg_", [](Tensor& y, const V&) { y.neg_(); }, {in({2, 3})}),
-      inplace("exp_", [](Tensor& y, const V&) { y.exp_(); }, {in({2, 3})}),
-      inplace("log_", [](Tensor& y, const V&) { y.log_(); }, {in({2, 3}, 0.2, 2.0)}),
-      inplace("sqrt_", [](Tensor& y, const V&) { y.sqrt_(); }, {in({2, 3}, 0.2, 2.0)}),
-      inplace("abs_", [](Tensor& y, const V&) { y.abs_(); }, {in({2, 3})}),
-      inplace("tanh_", [](Tensor& y, const V&) { y.tanh_(); }, {in({2, 3})}),
-      inplace("sigmoid_", [](Tensor& y, const V&) { y.sigmoid_(); }, {in({2, 3})}),
-      inplace("relu_", [](Tensor& y, const V&) { y.relu_(); }, {in({2, 3})}),
-      inplace("square_", [](Tensor& y, const V&) { y.square_(); }, {in({2, 3})}),
-      inplace("chain mul_ exp_ add_", [](Tensor& y, const V& x) { y.mul_(x[1]).exp_().add_(x[1], 0.5); },
-              {in({2, 3}), in({2, 3})}),
-      inplace("copy_", [](Tensor& y, const V& x) { y.copy_(x[1] * 2); }, {in({2, 3}), in({2, 3})}),
-      inplace("copy_ (broadcast source)", [](Tensor& y, const V& x) { y.copy_(x[1]); }, {in({2, 3}), in({3})}),
+      inplace_row("add_", [](Tensor& y, const V& x) { y.add_(x[1]); }, {in({2, 3}), in({2, 3})}),
+      inplace_row("add_ alpha", [](Tensor& y, const V& x) { y.add_(x[1], -1.5); }, {in({2, 3}), in({2, 3})}),
+      inplace_row("sub_", [](Tensor& y, const V& x) { y.sub_(x[1]); }, {in({2, 3}), in({2, 3})}),
+      inplace_row("mul_", [](Tensor& y, const V& x) { y.mul_(x[1]); }, {in({2, 3}), in({2, 3})}),
+      inplace_row("div_", [](Tensor& y, const V& x) { y.div_(x[1]); }, {in({2, 3}), in({2, 3}, 0.5, 2.0)}),
+      inplace_row("mul_ (broadcast operand)", [](Tensor& y, const V& x) { y.mul_(x[1]); }, {in({2, 3}), in({3})}),
+      inplace_row("add_ scalar", [](Tensor& y, const V&) { y.add_(1.5); }, {in({2, 3})}),
+      inplace_row("sub_ scalar", [](Tensor& y, const V&) { y.sub_(0.5, 2); }, {in({2, 3})}),
+      inplace_row("mul_ scalar", [](Tensor& y, const V&) { y.mul_(-3.0); }, {in({2, 3})}),
+      inplace_row("div_ scalar", [](Tensor& y, const V&) { y.div_(4.0); }, {in({2, 3})}),
+      inplace_row("pow_", [](Tensor& y, const V&) { y.pow_(3); }, {in({2, 3})}),
+      inplace_row("clamp_", [](Tensor& y, const V&) { y.clamp_(-0.5, 0.5); }, {in({2, 3})}),
+      inplace_row("neg_", [](Tensor& y, const V&) { y.neg_(); }, {in({2, 3})}),
+      inplace_row("exp_", [](Tensor& y, const V&) { y.exp_(); }, {in({2, 3})}),
+      inplace_row("log_", [](Tensor& y, const V&) { y.log_(); }, {in({2, 3}, 0.2, 2.0)}),
+      inplace_row("sqrt_", [](Tensor& y, const V&) { y.sqrt_(); }, {in({2, 3}, 0.2, 2.0)}),
+      inplace_row("abs_", [](Tensor& y, const V&) { y.abs_(); }, {in({2, 3})}),
+      inplace_row("tanh_", [](Tensor& y, const V&) { y.tanh_(); }, {in({2, 3})}),
+      inplace_row("sigmoid_", [](Tensor& y, const V&) { y.sigmoid_(); }, {in({2, 3})}),
+      inplace_row("relu_", [](Tensor& y, const V&) { y.relu_(); }, {in({2, 3})}),
+      inplace_row("square_", [](Tensor& y, const V&) { y.square_(); }, {in({2, 3})}),
+      inplace_row("chain mul_ exp_ add_", [](Tensor& y, const V& x) { y.mul_(x[1]).exp_().add_(x[1], 0.5); },
+                  {in({2, 3}), in({2, 3})}),
+      inplace_row("copy_", [](Tensor& y, const V& x) { y.copy_(x[1] * 2); }, {in({2, 3}), in({2, 3})}),
+      inplace_row("copy_ (broadcast source)", [](Tensor& y, const V& x) { y.copy_(x[1]); }, {in({2, 3}), in({3})}),
       {"fill_",
        [](const V& x) {
          Tensor y = x[0] * 2;
@@ -380,18 +369,19 @@ std::vector<OpInfo> build_table() {
       shaped("logsumexp", {2, 3}, [](const Tensor& x) { return x.logsumexp({1}); }),
       shaped("logsumexp all dims", {2, 3}, [](const Tensor& x) { return x.logsumexp({0, 1}, true); }),
 
-      // ---- indexing along a dim (engine/ops/indexing.cpp); indices are fixed ----
+      // ---- indexing along a dim (engine/ops/indexing.cpp); indices are fixed, on the input's device
+      // (Note [Sweep indices on the input's device]) ----
       shaped("gather", {2, 3},
-             [](const Tensor& x) { return x.gather(1, tensor_of({0, 2, 2, 1, 0, 0}, {2, 3}, kInt64)); }),
+             [](const Tensor& x) { return x.gather(1, rows::indices_for(x, {0, 2, 2, 1, 0, 0}, {2, 3})); }),
       shaped("gather (smaller index)", {3, 3},
-             [](const Tensor& x) { return gather(x, 0, tensor_of({2, 0, 1, 1}, {2, 2}, kInt64)); }),
+             [](const Tensor& x) { return gather(x, 0, rows::indices_for(x, {2, 0, 1, 1}, {2, 2})); }),
       binary("scatter_add",
              [](const Tensor& x, const Tensor& src) {
-               return x.scatter_add(1, tensor_of({0, 0, 2, 1, 1, 1}, {2, 3}, kInt64), src);
+               return x.scatter_add(1, rows::indices_for(x, {0, 0, 2, 1, 1, 1}, {2, 3}), src);
              },
              in({2, 3}), in({2, 3}), kWithDims),
       shaped("masked_fill", {2, 3},
-             [](const Tensor& x) { return x.masked_fill(tensor_of({1, 0, 0, 1, 1, 0}, {2, 3}, kBool), 0.5); }),
+             [](const Tensor& x) { return x.masked_fill(rows::mask_for(x, {1, 0, 0, 1, 1, 0}, {2, 3}), 0.5); }),
   };
   return ops;
 }
@@ -405,6 +395,25 @@ std::string shape_value_mismatch(const Tensor& t, const std::vector<double>& val
 }
 
 Tensor scalar_of(double value) { return tensor_of({value}, {1}).reshape({}); }
+
+Tensor with_seed(uint64_t seed, const std::function<Tensor()>& f) {
+  GeneratorState saved = default_generator().get_state();
+  default_generator().manual_seed(seed);
+  Tensor out = f();
+  default_generator().set_state(saved);
+  return out;
+}
+
+OpInfo inplace_row(std::string name, std::function<void(Tensor&, const std::vector<Tensor>&)> f,
+                   std::vector<InputSpec> inputs, unsigned variants) {
+  return {std::move(name),
+          [f](const std::vector<Tensor>& x) {
+            Tensor y = x[0].clone();
+            f(y, x);
+            return std::vector<Tensor>{y};
+          },
+          std::move(inputs), variants, {}};
+}
 
 namespace {
 std::vector<OpInfo>& registered_rows() {

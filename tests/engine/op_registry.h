@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ std::string shape_value_mismatch(const Tensor& t, const std::vector<double>& val
                                  double rtol = 1e-13, double atol = 1e-14);
 // A 0-dim float64 tensor.
 Tensor scalar_of(double value);
+// Runs f with the default generator reseeded to `seed`, then puts the
+// generator back, so a function that draws can be called again with the same
+// draws (as gradcheck does) without disturbing anyone else's stream.
+Tensor with_seed(uint64_t seed, const std::function<Tensor()>& f);
 // Runs f and returns the message of the gradiens::Error it throws ("" if none).
 template <class F>
 std::string error_of(F&& f) {
@@ -64,11 +69,17 @@ struct OpInfo {
   autograd::GradcheckOptions options = {};
 };
 
+// A row for an in-place op applied to a non-leaf copy of the first input
+// (f(y, inputs) with y = inputs[0].clone()): exercises the history rebase of
+// Note [In-place ops and autograd].
+OpInfo inplace_row(std::string name, std::function<void(Tensor&, const std::vector<Tensor>&)> f,
+                   std::vector<InputSpec> inputs, unsigned variants = kAllVariants);
+
 // Every differentiable op of the engine, one row each: the table in
-// op_registry.cpp plus the rows other test files register.
+// op_registry.cpp plus the rows of tests/engine/op_rows/.
 const std::vector<OpInfo>& differentiable_ops();
 
-// Adds rows to the sweep from another test file, at static initialization:
+// Adds rows to the sweep from a rows file (tests/engine/op_rows/), at static initialization:
 //   static OpRegistrar products_rows({{"outer", ...}, ...});
 struct OpRegistrar {
   explicit OpRegistrar(std::vector<OpInfo> rows);

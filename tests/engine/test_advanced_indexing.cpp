@@ -1,6 +1,7 @@
 // Advanced indexing: index() with integer tensors and masks, index_put_, scatter,
 // index_select/index_add, masked_select/masked_fill_, nonzero/where. Values and
-// messages against PyTorch 1.13; gradients by gradcheck/gradgradcheck (sweep rows at the end).
+// messages against PyTorch 1.13; gradients by gradcheck/gradgradcheck (the sweep's
+// rows are in op_rows/advanced_indexing.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -524,75 +525,3 @@ TEST_CASE("gradcheck and gradgradcheck through mixed indexing, with create_graph
   picked.index_put_({Slice(), i, None, m}, gd::scalar_tensor(1.0, gd::kFloat64), true);
   CHECK(gd::testing::value_mismatch(h, x.detach() * 6.0 * picked) == "");
 }
-
-// ---- the sweep: every differentiable op here, with its integer indices fixed in the lambda ----
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::kBroadcast;
-using gd::testing::kContiguous;
-using gd::testing::kTransposed;
-using gd::testing::kZeroDim;
-using gd::testing::OpInfo;
-
-constexpr unsigned kWithDims = kContiguous | kTransposed | kBroadcast;
-
-OpInfo unary_row(std::string name, std::vector<int64_t> shape, std::function<Tensor(const Tensor&)> f,
-                 unsigned variants = kWithDims) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0])}; }, {InputSpec{std::move(shape)}}, variants, {}};
-}
-
-OpInfo binary_row(std::string name, std::vector<int64_t> a, std::vector<int64_t> b,
-                  std::function<Tensor(const Tensor&, const Tensor&)> f, unsigned variants = kWithDims) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0], x[1])}; },
-          {InputSpec{std::move(a)}, InputSpec{std::move(b)}}, variants, {}};
-}
-
-// An in-place op on a non-leaf copy of the first input (the recorded rebase).
-OpInfo inplace_row(std::string name, std::vector<std::vector<int64_t>> shapes, std::function<void(Tensor&, const V&)> f,
-                   unsigned variants = kWithDims) {
-  std::vector<InputSpec> inputs;
-  for (auto& s : shapes) inputs.push_back(InputSpec{std::move(s)});
-  return {std::move(name),
-          [f](const V& x) {
-            Tensor y = x[0].clone();
-            f(y, x);
-            return V{y};
-          },
-          std::move(inputs), variants, {}};
-}
-
-const gd::testing::OpRegistrar advanced_indexing_rows({
-    unary_row("index (tensor, repeated)", {3, 2}, [](const Tensor& x) { return x.index({i64({0, 2, 0, -1})}); }),
-    unary_row("index (mixed: slice, tensor, None, mask)", {2, 3, 4, 2},
-              [](const Tensor& x) { return x.index({Slice(), i64({2, 0, -1}), None, mask({1, 0, 1, 1})}); }),
-    unary_row("index (separated tensors)", {2, 3, 2},
-              [](const Tensor& x) { return x.index({i64({1, 0, 1}), Slice(), i64({0, 0, 1})}); }),
-    unary_row("index (2-D mask)", {2, 3}, [](const Tensor& x) { return x.index({mask({1, 0, 1, 1, 1, 0}, {2, 3})}); }),
-    unary_row("index (bool)", {2, 3}, [](const Tensor& x) { return x.index({Ellipsis, true}); },
-              kWithDims | kZeroDim),
-    unary_row("masked_select", {2, 3}, [](const Tensor& x) { return x.masked_select(mask({1, 0, 1, 0, 1, 1}, {2, 3})); }),
-    unary_row("masked_select (broadcast mask)", {2, 3}, [](const Tensor& x) { return x.masked_select(mask({0, 1, 1})); }),
-    binary_row("index_put_", {3, 2}, {2, 2},
-               [](const Tensor& x, const Tensor& v) { return x.clone().index_put_({i64({2, 0})}, v); }),
-    inplace_row("index_put_ (slice, mask, broadcast values)", {{3, 4}, {2}},
-                [](Tensor& y, const V& x) { y.index_put_({Slice(1, None), mask({0, 1, 1, 0})}, x[1]); }),
-    inplace_row("index_put_ accumulate (repeated)", {{3, 2}, {4, 2}},
-                [](Tensor& y, const V& x) { y.index_put_({i64({1, 0, 1, -1})}, x[1], true); }),
-    inplace_row("index_put_ scalar", {{2, 3}}, [](Tensor& y, const V&) { y.index_put_({Slice(), i64({2, 0})}, 0.5); }),
-    inplace_row("masked_fill_", {{2, 3}}, [](Tensor& y, const V&) { y.masked_fill_(mask({1, 0, 0, 1, 1, 0}, {2, 3}), 0.5); },
-                gd::testing::kAllVariants & ~kZeroDim),
-    binary_row("scatter", {3, 4}, {2, 4},
-               [](const Tensor& x, const Tensor& src) { return x.scatter(1, i64({3, 0, 1, 2, 1, 0}, {2, 3}), src); }),
-    unary_row("scatter value", {3, 4}, [](const Tensor& x) { return x.scatter(0, i64({2, 0, 1, 1}, {1, 4}), 0.25); }),
-    unary_row("index_select", {3, 4}, [](const Tensor& x) { return x.index_select(0, i64({2, 0, 2})); }),
-    unary_row("index_select dim 1", {3, 4}, [](const Tensor& x) { return x.index_select(-1, i64({1, 3})); }),
-    unary_row("index_select (0-dim index)", {3, 4}, [](const Tensor& x) { return x.index_select(1, scalar_index(2)); }),
-    binary_row("index_add", {3, 4}, {3, 3},
-               [](const Tensor& x, const Tensor& src) { return x.index_add(1, i64({2, 0, 2}), src, 2.5); }),
-    binary_row("index_add dim 0", {3, 4}, {2, 4},
-               [](const Tensor& x, const Tensor& src) { return x.index_add(0, i64({1, 1}), src); }),
-});
-
-}  // namespace

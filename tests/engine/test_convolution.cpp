@@ -1,6 +1,6 @@
 // Tests of conv2d and the 2-D pooling ops (engine/ops/convolution.cpp): values and
 // gradients against PyTorch 1.13 in float32 (oneDNN) and float64 (im2col + GEMM),
-// PyTorch's errors, and the sweep rows for gradcheck and gradgradcheck.
+// PyTorch's errors; the sweep's rows for gradcheck and gradgradcheck are in op_rows/convolution.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -360,31 +360,6 @@ TEST_CASE("conv2d double backward through the input gradient") {
               gd::testing::sample({2, 2, 3, 3}, -1, 1, 6).requires_grad_()};
   CHECK(gd::autograd::gradgradcheck(fn, inputs));
 }
-
-namespace {
-using gd::testing::kBroadcast;
-using gd::testing::kContiguous;
-using gd::testing::kTransposed;
-constexpr unsigned kConvVariants = kContiguous | kTransposed | kBroadcast;
-
-const gd::testing::OpRegistrar convolution_rows({
-    {"conv2d", [](const V& x) { return V{gd::conv2d(x[0], x[1], x[2])}; },
-     {{{2, 2, 5, 5}}, {{3, 2, 3, 3}}, {{3}}}, kConvVariants, {}},
-    {"conv2d (stride, padding, dilation)",
-     [](const V& x) { return V{gd::conv2d(x[0], x[1], {}, {2, 1}, {1, 2}, {1, 2})}; },
-     {{{1, 2, 5, 5}}, {{2, 2, 2, 3}}}, kConvVariants, {}},
-    {"conv2d (groups, unbatched)", [](const V& x) { return V{gd::conv2d(x[0], x[1], x[2], 1, 1, 1, 2)}; },
-     {{{4, 4, 4}}, {{4, 2, 2, 2}}, {{4}}}, kContiguous | kTransposed, {}},
-    {"max_pool2d", [](const V& x) { return V{gd::max_pool2d(x[0], 2, 1, 1)}; }, {{{1, 2, 4, 4}}}, kConvVariants, {}},
-    {"max_pool2d (ceil, dilation)", [](const V& x) { return V{gd::max_pool2d(x[0], 2, 2, 0, 2, true)}; },
-     {{{2, 5, 5}}}, kConvVariants, {}},
-    {"avg_pool2d", [](const V& x) { return V{gd::avg_pool2d(x[0], 3, 2, 1)}; }, {{{1, 2, 5, 5}}}, kConvVariants, {}},
-    {"avg_pool2d (ceil, exclude pad)", [](const V& x) { return V{gd::avg_pool2d(x[0], 2, 2, 1, true, false)}; },
-     {{{2, 5, 4}}}, kConvVariants, {}},
-    {"adaptive_avg_pool2d", [](const V& x) { return V{gd::adaptive_avg_pool2d(x[0], {2, 3})}; }, {{{2, 5, 7}}},
-     kConvVariants, {}},
-});
-}  // namespace
 
 TEST_CASE("the convolution rows are in the gradcheck sweep") {
   int found = 0;

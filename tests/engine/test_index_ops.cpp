@@ -1,9 +1,10 @@
 // index_fill/index_copy, scatter_reduce and unique/unique_consecutive: values
 // from PyTorch 1.13.1 (python3-torch), each case run there, and PyTorch's
 // error messages; gradients from PyTorch 1.13.1 too where they have cases
-// (ties, zeros), and by gradcheck/gradgradcheck (sweep rows at the end, which
-// PyTorch 1.13.1 passes on the same ops). The few literals PyTorch 1.13.1 does
-// not give are marked where they stand, with what it gives instead.
+// (ties, zeros), and by gradcheck/gradgradcheck (the sweep's rows, in
+// op_rows/index_ops.cpp, which PyTorch 1.13.1 passes on the same ops). The
+// few literals PyTorch 1.13.1 does not give are marked where they stand, with
+// what it gives instead.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -287,67 +288,3 @@ TEST_CASE("unique_consecutive and unique along a dim") {
   CHECK(i5.numel() == 0);
   CHECK(c5.numel() == 0);
 }
-
-// ---- the sweep: gradcheck and gradgradcheck over every variant ----
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::kBroadcast;
-using gd::testing::kContiguous;
-using gd::testing::kTransposed;
-using gd::testing::OpInfo;
-
-constexpr unsigned kWithDims = kContiguous | kTransposed | kBroadcast;
-
-OpInfo unary_row(std::string name, std::vector<int64_t> shape, std::function<Tensor(const Tensor&)> f) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0])}; }, {InputSpec{std::move(shape)}}, kWithDims, {}};
-}
-OpInfo binary_row(std::string name, std::vector<int64_t> a, std::vector<int64_t> b,
-                  std::function<Tensor(const Tensor&, const Tensor&)> f, double lo = -1.0, double hi = 1.0) {
-  return {std::move(name),
-          [f](const V& x) { return V{f(x[0], x[1])}; },
-          {InputSpec{std::move(a), lo, hi}, InputSpec{std::move(b), lo, hi}},
-          kWithDims,
-          {}};
-}
-
-// Row-major [2, 3] index into dim 1 of a [2, 4] self, with a repeated target per row.
-Tensor index_2x3() { return i64({3, 0, 3, 1, 1, 2}, {2, 3}); }
-
-std::vector<OpInfo> scatter_reduce_rows() {
-  std::vector<OpInfo> rows;
-  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"})
-    for (bool include_self : {true, false}) {
-      // prod keeps its values away from 0, where its gradient has cases.
-      const double lo = std::string(reduce) == "prod" ? 0.5 : -1.0;
-      rows.push_back(binary_row(
-          std::string("scatter_reduce ") + reduce + (include_self ? "" : " (no self)"), {2, 4}, {2, 3},
-          [reduce, include_self](const Tensor& x, const Tensor& src) {
-            return x.scatter_reduce(1, index_2x3(), src, reduce, include_self);
-          },
-          lo, 1.5));
-    }
-  return rows;
-}
-
-const gd::testing::OpRegistrar index_ops_rows([] {
-  std::vector<OpInfo> rows = scatter_reduce_rows();
-  rows.push_back(unary_row("index_fill", {3, 4}, [](const Tensor& x) {
-    return x.index_fill(1, i64({2, 0, -1}), 0.5);
-  }));
-  rows.push_back(binary_row("index_fill (tensor value)", {3, 4}, {}, [](const Tensor& x, const Tensor& v) {
-    return x.index_fill(0, i64({1, 1}), v.dim() == 0 ? v : v.sum());
-  }));
-  rows.push_back(binary_row("index_copy", {3, 4}, {3, 2}, [](const Tensor& x, const Tensor& src) {
-    return x.index_copy(1, i64({3, 0}), src);
-  }));
-  rows.push_back(binary_row("index_copy_ (in place on a copy)", {4, 3}, {2, 3}, [](const Tensor& x, const Tensor& src) {
-    Tensor y = x.clone();
-    y.index_copy_(0, i64({1, 3}), src);
-    return y;
-  }));
-  return rows;
-}());
-
-}  // namespace

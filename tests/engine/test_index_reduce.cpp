@@ -1,10 +1,9 @@
 // index_reduce and index_reduce_: values and gradients from PyTorch 1.13.1
 // (python3-torch), each case run there, PyTorch's error messages, and
-// gradcheck/gradgradcheck rows in the op sweep (which also puts the op in the
-// CUDA sweep against the CPU).
+// gradcheck/gradgradcheck rows in the op sweep (op_rows/index_reduce.cpp, which
+// also puts the op in the CUDA sweep against the CPU).
 #include <doctest/doctest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +17,6 @@ using gd::testing::shape_value_mismatch;
 using gd::testing::tensor_of;
 
 namespace {
-
-using V = std::vector<Tensor>;
 
 Tensor f64(std::vector<double> v, std::vector<int64_t> shape = {}) { return tensor_of(v, shape); }
 Tensor i64(std::vector<double> v, std::vector<int64_t> shape = {}) { return tensor_of(v, shape, gd::kInt64); }
@@ -101,29 +98,3 @@ TEST_CASE("index_reduce: errors with PyTorch's messages") {
   CHECK(call(i64({0, 2}), gd::ones({2, 3})) ==
         "index_reduce_(): source's size 3 at dimension 1 does not match self's size 4");
 }
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::kContiguous;
-using gd::testing::kTransposed;
-using gd::testing::OpInfo;
-
-const gd::testing::OpRegistrar index_reduce_rows([] {
-  std::vector<OpInfo> rows;
-  for (const char* reduce : {"prod", "mean", "amax", "amin"})
-    for (bool include_self : {true, false}) {
-      // prod keeps its values away from 0, where its gradient has cases.
-      const double lo = std::string(reduce) == "prod" ? 0.5 : -1.0;
-      rows.push_back({std::string("index_reduce ") + reduce + (include_self ? "" : " (no self)"),
-                      [reduce, include_self](const V& x) {
-                        return V{x[0].index_reduce(1, i64({3, 0, 3}), x[1], reduce, include_self)};
-                      },
-                      {InputSpec{{2, 4}, lo, 1.5}, InputSpec{{2, 3}, lo, 1.5}},
-                      kContiguous | kTransposed,
-                      {}});
-    }
-  return rows;
-}());
-
-}  // namespace

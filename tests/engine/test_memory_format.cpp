@@ -1,7 +1,8 @@
 // Memory formats: channels_last strides, is_contiguous(format), suggest_memory_format,
 // contiguous/clone/*_like layouts and errors against PyTorch 1.13, and conv2d, the
 // pools and batch_norm on channels_last inputs against their NCHW results (values,
-// gradients, layouts, the kernel that ran) plus gradcheck of the NHWC paths.
+// gradients, layouts, the kernel that ran) plus gradcheck of the NHWC paths (their
+// rows in the op sweep are in op_rows/memory_format.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -544,26 +545,3 @@ TEST_CASE("a conv, batch_norm, pool stack stays channels_last end to end") {
   CHECK(nhwc_only(x.grad()));
   CHECK(w.grad().is_contiguous());
 }
-
-namespace {
-using gd::testing::kContiguous;
-using gd::testing::kTransposed;
-
-// The NHWC paths in the gradcheck/gradgradcheck sweep: each function moves its
-// input to channels_last first (a differentiable copy). The names avoid "conv2d"
-// and "pool2d", which test_convolution.cpp counts as its own rows.
-const gd::testing::OpRegistrar memory_format_rows({
-    {"channels_last conv", [](const V& x) { return V{gd::conv2d(cl(x[0]), x[1], x[2], 1, 1)}; },
-     {{{1, 2, 4, 4}}, {{3, 2, 2, 2}}, {{3}}}, kContiguous | kTransposed, {}},
-    {"channels_last max pool", [](const V& x) { return V{gd::max_pool2d(cl(x[0]), 2, 1, 1)}; }, {{{1, 2, 4, 4}}},
-     kContiguous | kTransposed, {}},
-    {"channels_last avg pool", [](const V& x) { return V{gd::avg_pool2d(cl(x[0]), 3, 2, 1)}; }, {{{1, 2, 5, 5}}},
-     kContiguous | kTransposed, {}},
-    {"channels_last adaptive avg pool", [](const V& x) { return V{gd::adaptive_avg_pool2d(cl(x[0]), {2, 3})}; },
-     {{{2, 2, 5, 4}}}, kContiguous | kTransposed, {}},
-    {"channels_last batch_norm", [](const V& x) { return V{gd::batch_norm(cl(x[0]), {}, {}, x[1], x[2], true)}; },
-     {{{2, 3, 2, 2}}, {{3}, 0.5, 1.5}, {{3}}}, kContiguous | kTransposed, {}},
-    {"clone (channels_last)", [](const V& x) { return V{x[0].clone(gd::channels_last)}; }, {{{2, 3, 2, 2}}},
-     kContiguous | kTransposed | gd::testing::kBroadcast, {}},
-});
-}  // namespace

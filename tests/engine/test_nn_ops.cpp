@@ -1,6 +1,7 @@
 // layer_norm, batch_norm, dropout and embedding: values, gradients and running
 // statistics against PyTorch 1.13 literals, dropout's mask statistics, errors,
-// the determinism switch, and their rows in the gradcheck/gradgradcheck sweep.
+// the determinism switch (their rows in the gradcheck/gradgradcheck sweep are in
+// op_rows/nn_ops.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,6 +21,7 @@ using gd::testing::error_of;
 using gd::testing::tensor_of;
 using gd::testing::value_mismatch;
 using gd::testing::values_of;
+using gd::testing::with_seed;
 
 namespace {
 
@@ -44,17 +46,6 @@ Tensor upstream(const Tensor& t) {
 
 // torch.tensor([0.3,-1.2,2.,0.7,1.1,-0.4,2.5,0.,-3.,1.,0.25,-0.75], dtype=torch.float64)
 const std::vector<double> kTwelve = {0.3, -1.2, 2., 0.7, 1.1, -0.4, 2.5, 0., -3., 1., 0.25, -0.75};
-
-// Runs f with the default generator reseeded to `seed`, then puts the
-// generator back, so a function that draws can be called again with the same
-// draws (as gradcheck does) without disturbing anyone else's stream.
-Tensor with_seed(uint64_t seed, const std::function<Tensor()>& f) {
-  gd::GeneratorState saved = gd::default_generator().get_state();
-  gd::default_generator().manual_seed(seed);
-  Tensor out = f();
-  gd::default_generator().set_state(saved);
-  return out;
-}
 
 }  // namespace
 
@@ -398,46 +389,3 @@ TEST_CASE("use_deterministic_algorithms switches alert_not_deterministic") {
   CHECK(error_of([&] { gd::embedding(w, I64({1, 1, 2})).sum().backward(); }) == "");
   gd::use_deterministic_algorithms(before);
 }
-
-// ---- the sweep ----
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::OpInfo;
-using V = std::vector<Tensor>;
-constexpr unsigned kWithDims = gd::testing::kAllVariants & ~gd::testing::kZeroDim;
-
-OpInfo row(std::string name, std::vector<InputSpec> inputs, std::function<Tensor(const V&)> f,
-           unsigned variants = kWithDims) {
-  return {std::move(name), [f](const V& x) { return V{f(x)}; }, std::move(inputs), variants, {}};
-}
-
-// Fresh running statistics for each call, so the training rows run the update too.
-Tensor batch_norm_training(const V& x, int64_t channels) {
-  Tensor rm = gd::zeros({channels}, gd::kFloat64), rv = gd::ones({channels}, gd::kFloat64);
-  return gd::batch_norm(x[0], rm, rv, x.size() > 1 ? x[1] : Tensor(), x.size() > 2 ? x[2] : Tensor(), true);
-}
-
-const gd::testing::OpRegistrar nn_ops_rows({
-    row("layer_norm (weight, bias)", {{{2, 3}}, {{3}, 0.5, 1.5}, {{3}}},
-        [](const V& x) { return gd::layer_norm(x[0], {3}, x[1], x[2]); }),
-    row("layer_norm (two dims, no affine)", {{{2, 2, 3}}}, [](const V& x) { return gd::layer_norm(x[0], {2, 3}); }),
-    row("batch_norm training (N, C), affine", {{{4, 3}}, {{3}, 0.5, 1.5}, {{3}}},
-        [](const V& x) { return batch_norm_training(x, 3); }),
-    row("batch_norm training (N, C, L)", {{{2, 3, 2}}}, [](const V& x) { return batch_norm_training(x, 3); }),
-    row("batch_norm eval (N, C, L), running stats and affine",
-        {{{2, 3, 2}}, {{3}}, {{3}, 0.5, 2.0}, {{3}, 0.5, 1.5}, {{3}}},
-        [](const V& x) { return gd::batch_norm(x[0], x[1], x[2], x[3], x[4], false); }),
-    row("embedding", {{{4, 3}}},
-        [](const V& x) { return gd::embedding(x[0], I64({2, 0, 2, 3, 1, 2}, {2, 3})); }),
-    // padding_idx is left out: it withholds a true derivative on purpose, so
-    // finite differences disagree by design (its test is above).
-    row("embedding (int32 indices, 3-D)", {{{4, 3}}},
-        [](const V& x) { return gd::embedding(x[0], tensor_of({3, 0, 2, 2}, {2, 1, 2}, gd::kInt32)); }),
-    row("dropout (reseeded each call)", {{{3, 4}}},
-        [](const V& x) { return with_seed(21, [&] { return gd::dropout(x[0], 0.4); }); },
-        gd::testing::kAllVariants),
-});
-
-}  // namespace

@@ -1,7 +1,8 @@
 // Order, cumulative and shape-repeating ops: repeat, tile, repeat_interleave,
 // flip, roll, sort, argsort, topk, kthvalue, median, quantile, cumsum, cumprod,
 // tril/triu. Values against PyTorch 1.13 literals; derivatives against float64
-// finite differences (gradcheck, gradgradcheck) here and in the op sweep.
+// finite differences (gradcheck, gradgradcheck) here and in the op sweep
+// (op_rows/ordering.cpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -498,63 +499,3 @@ TEST_CASE("the ordering and softmax ops are in the gradcheck sweep") {
     CHECK(std::find(names.begin(), names.end(), name) != names.end());
   }
 }
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::OpInfo;
-using V = std::vector<Tensor>;
-constexpr unsigned kAll = gd::testing::kAllVariants;
-constexpr unsigned kWithDims = gd::testing::kAllVariants & ~gd::testing::kZeroDim;
-
-OpInfo row(std::string name, std::vector<int64_t> shape, std::function<Tensor(const Tensor&)> f, unsigned variants) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0])}; }, {InputSpec{std::move(shape), -1.0, 1.0}}, variants,
-          {}};
-}
-
-const gd::testing::OpRegistrar ordering_rows({
-    row("repeat (more repeats than dims)", {2, 3}, [](const Tensor& x) { return x.repeat({2, 1, 2}); }, kAll),
-    row("repeat", {2, 3}, [](const Tensor& x) { return x.repeat({1, 2}); }, kWithDims),
-    row("tile", {2, 3}, [](const Tensor& x) { return x.tile({2}); }, kAll),
-    row("repeat_interleave (flattened)", {2, 3}, [](const Tensor& x) { return x.repeat_interleave(2); }, kAll),
-    row("repeat_interleave dim", {2, 3}, [](const Tensor& x) { return x.repeat_interleave(3, -1); }, kWithDims),
-    row("repeat_interleave (tensor repeats)", {3, 2},
-        [](const Tensor& x) { return x.repeat_interleave(I({2, 0, 1}, {3}), 0); }, kWithDims),
-    row("flip", {2, 3}, [](const Tensor& x) { return x.flip({0, 1}); }, kWithDims),
-    row("flip last", {2, 3}, [](const Tensor& x) { return x.flip({-1}); }, kAll),
-    row("roll (flattened)", {2, 3}, [](const Tensor& x) { return x.roll({2}); }, kAll),
-    row("roll dims", {2, 3}, [](const Tensor& x) { return x.roll({-1, 1}, {1, 0}); }, kWithDims),
-    row("sort", {2, 3}, [](const Tensor& x) { return std::get<0>(x.sort()); }, kAll),
-    row("sort descending dim 0", {3, 2}, [](const Tensor& x) { return std::get<0>(x.sort(0, true)); }, kWithDims),
-    {"sort (values, indices)", [](const V& x) {
-       auto [values, indices] = x[0].sort(1);
-       return V{values, indices};
-     },
-     {InputSpec{{2, 3}, -1.0, 1.0}}, kWithDims, {}},
-    row("topk", {2, 3}, [](const Tensor& x) { return std::get<0>(x.topk(2)); }, kWithDims),
-    row("topk smallest dim 0", {3, 2}, [](const Tensor& x) { return std::get<0>(x.topk(2, 0, false)); }, kWithDims),
-    row("topk 0-dim", {2, 3}, [](const Tensor& x) { return std::get<0>(x.topk(1)); }, kAll),
-    row("kthvalue", {2, 3}, [](const Tensor& x) { return std::get<0>(x.kthvalue(2, 1)); }, kWithDims),
-    row("kthvalue keepdim dim 0", {3, 2}, [](const Tensor& x) { return std::get<0>(x.kthvalue(3, 0, true)); }, kWithDims),
-    row("median", {2, 3}, [](const Tensor& x) { return x.median(); }, kAll),
-    row("median dim", {2, 3}, [](const Tensor& x) { return std::get<0>(x.median(1)); }, kWithDims),
-    row("median dim 0 keepdim", {3, 2}, [](const Tensor& x) { return std::get<0>(x.median(0, true)); }, kWithDims),
-    row("quantile", {2, 3}, [](const Tensor& x) { return x.quantile(0.3); }, kAll),
-    row("quantile dim, q vector", {2, 3},
-        [](const Tensor& x) { return x.quantile(T({0.2, 0.5, 0.9}, {3}), 1, true); }, kWithDims),
-    row("quantile lower", {2, 3}, [](const Tensor& x) { return x.quantile(0.7, 0, false, "lower"); }, kWithDims),
-    row("quantile higher", {2, 3}, [](const Tensor& x) { return x.quantile(0.7, -1, false, "higher"); }, kWithDims),
-    row("quantile midpoint", {2, 3}, [](const Tensor& x) { return x.quantile(0.7, std::nullopt, false, "midpoint"); },
-        kAll),
-    row("quantile nearest", {2, 3}, [](const Tensor& x) { return x.quantile(0.5, 1, false, "nearest"); }, kWithDims),
-    row("cumsum", {2, 3}, [](const Tensor& x) { return x.cumsum(-1); }, kAll),
-    row("cumsum dim 0", {2, 3}, [](const Tensor& x) { return x.cumsum(0); }, kWithDims),
-    row("cumprod", {2, 3}, [](const Tensor& x) { return x.cumprod(-1); }, kAll),
-    row("cumprod dim 0", {3, 2}, [](const Tensor& x) { return x.cumprod(0); }, kWithDims),
-    row("tril", {2, 3}, [](const Tensor& x) { return x.tril(); }, kWithDims),
-    row("tril (batched, offset)", {2, 3, 3}, [](const Tensor& x) { return x.tril(-1); }, kWithDims),
-    row("triu", {2, 3}, [](const Tensor& x) { return x.triu(1); }, kWithDims),
-    row("triu (batched, offset)", {2, 2, 3}, [](const Tensor& x) { return x.triu(-1); }, kWithDims),
-});
-
-}  // namespace

@@ -1,6 +1,7 @@
 // softmax and log_softmax: values and gradients against PyTorch 1.13 literals,
 // stability on huge logits, edge rows (NaN, inf), and derivatives up to third
-// order through the fused backward ops.
+// order through the fused backward ops (their rows in the op sweep are in
+// op_rows/softmax.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -187,29 +188,3 @@ TEST_CASE("softmax and log_softmax third derivatives (gradgradcheck of the gradi
     CHECK(gd::autograd::gradgradcheck(gradient, {x}));
   }
 }
-
-namespace {
-
-using gd::testing::InputSpec;
-using gd::testing::OpInfo;
-using V = std::vector<Tensor>;
-constexpr unsigned kAll = gd::testing::kAllVariants;
-constexpr unsigned kWithDims = gd::testing::kAllVariants & ~gd::testing::kZeroDim;
-
-OpInfo row(std::string name, std::vector<int64_t> shape, std::function<Tensor(const Tensor&)> f, unsigned variants,
-           double lo = -2.0, double hi = 2.0) {
-  return {std::move(name), [f](const V& x) { return V{f(x[0])}; }, {InputSpec{std::move(shape), lo, hi}}, variants,
-          {}};
-}
-
-const gd::testing::OpRegistrar softmax_rows({
-    row("softmax", {2, 3}, [](const Tensor& x) { return x.softmax(-1); }, kAll),
-    row("softmax dim 0", {3, 2}, [](const Tensor& x) { return x.softmax(0); }, kWithDims),
-    row("softmax (3-D, middle dim)", {2, 3, 2}, [](const Tensor& x) { return x.softmax(1); }, kWithDims),
-    row("softmax (large logits)", {2, 3}, [](const Tensor& x) { return x.softmax(-1); }, kWithDims, 300.0, 302.0),
-    row("log_softmax", {2, 3}, [](const Tensor& x) { return x.log_softmax(-1); }, kAll),
-    row("log_softmax dim 0", {3, 2}, [](const Tensor& x) { return x.log_softmax(0); }, kWithDims),
-    row("log_softmax (3-D, middle dim)", {2, 3, 2}, [](const Tensor& x) { return x.log_softmax(-2); }, kWithDims),
-});
-
-}  // namespace

@@ -1,5 +1,6 @@
 // Tests of sparse COO tensors (engine/ops/sparse.cpp): coalesce and to_dense
-// against PyTorch 1.13, sparse.mm against dense matmul, gradients, and errors.
+// against PyTorch 1.13, sparse.mm against dense matmul, gradients, and errors
+// (the op sweep's rows are in op_rows/sparse.cpp).
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -9,12 +10,14 @@
 #include "engine/sparse.h"
 #include "gradiens.h"
 #include "tests/engine/op_registry.h"
+#include "tests/engine/op_rows/sparse_example.h"
 
 namespace gd = gradiens;
 using gd::Tensor;
 using gd::testing::error_of;
 using gd::testing::sample;
 using gd::testing::shape_value_mismatch;
+using gd::testing::sparse_example_indices;
 using gd::testing::tensor_of;
 using gd::testing::value_mismatch;
 using gd::testing::values_of;
@@ -26,12 +29,9 @@ Tensor long_of(const std::vector<double>& values, const std::vector<int64_t>& si
   return tensor_of(values, sizes, gd::kInt64);
 }
 
-// The 3x4 example, with duplicates (0,3) twice and (2,1) twice, out of order:
-//   torch.sparse_coo_tensor([[2,0,1,0,2,1,0],[1,3,0,3,1,2,0]],
-//                           [1.5,-2.,0.25,4.,3.,-1.,7.], (3,4))
-Tensor example_indices() { return long_of({2, 0, 1, 0, 2, 1, 0, 1, 3, 0, 3, 1, 2, 0}, {2, 7}); }
+// The 3x4 example of op_rows/sparse_example.h.
 Tensor example_values() { return tensor_of({1.5, -2., 0.25, 4., 3., -1., 7.}); }
-Tensor example() { return gd::sparse_coo_tensor(example_indices(), example_values(), {3, 4}); }
+Tensor example() { return gd::sparse_coo_tensor(sparse_example_indices(), example_values(), {3, 4}); }
 
 }  // namespace
 
@@ -91,7 +91,7 @@ TEST_CASE("sparse.mm matches PyTorch and the dense matmul") {
 }
 
 TEST_CASE("sparse.mm gradients: values and the dense operand") {
-  Tensor idx = example_indices();
+  Tensor idx = sparse_example_indices();
   auto f = [idx](const V& x) { return V{gd::sparse::mm(gd::sparse_coo_tensor(idx, x[0], {3, 4}), x[1])}; };
   V inputs = {example_values().requires_grad_(), sample({4, 2}, -1, 1, 7).requires_grad_()};
   CHECK(gd::autograd::gradcheck(f, inputs));
@@ -110,7 +110,7 @@ TEST_CASE("sparse.mm gradients: values and the dense operand") {
 
 TEST_CASE("sparse errors") {
   Tensor v = example_values();
-  Tensor i = example_indices();
+  Tensor i = sparse_example_indices();
   Tensor d = gd::ones({4, 2}, gd::TensorOptions().dtype(gd::kFloat64));
   struct Case {
     std::string want;
@@ -151,20 +151,6 @@ TEST_CASE("sparse_indices is a copy: writing to it cannot corrupt the tensor") {
   idx.fill_(100);
   CHECK(values_of(gd::sparse_indices(c)) == std::vector<double>{0, 0, 1, 1, 2, 0, 3, 0, 2, 1});
 }
-
-namespace {
-// The fixed pattern of the sweep rows; gradients go to the values and the dense operand.
-Tensor sweep_mm(const Tensor& values, const Tensor& dense) {
-  return gd::sparse::mm(gd::sparse_coo_tensor(example_indices(), values, {3, 4}), dense);
-}
-const gd::testing::OpRegistrar sparse_rows({
-    {"sparse.mm", [](const V& x) { return V{sweep_mm(x[0], x[1])}; }, {{{7}}, {{4, 2}}},
-     gd::testing::kContiguous | gd::testing::kTransposed | gd::testing::kBroadcast, {}},
-    {"to_dense (sparse)",
-     [](const V& x) { return V{gd::to_dense(gd::sparse_coo_tensor(example_indices(), x[0], {3, 4}))}; }, {{{7}}},
-     gd::testing::kContiguous | gd::testing::kBroadcast, {}},
-});
-}  // namespace
 
 TEST_CASE("dense ops on a sparse tensor raise an error instead of reading memory") {
   gd::Tensor indices = gd::tensor({int64_t{0}, int64_t{1}, int64_t{1}, int64_t{0}}).reshape({2, 2});
