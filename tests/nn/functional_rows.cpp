@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "tests/engine/op_rows/row_builders.h"
+
 namespace gradiens::testing {
 
 namespace gd = gradiens;
@@ -13,13 +15,8 @@ using V = std::vector<Tensor>;
 
 namespace {
 
-Tensor on_device_of(const Tensor& like, const Tensor& t) { return t.to(like.device()); }
-Tensor longs(const Tensor& like, const std::vector<double>& values, const std::vector<int64_t>& shape) {
-  return on_device_of(like, tensor_of(values, shape, gd::kInt64));
-}
-Tensor doubles(const Tensor& like, const std::vector<double>& values, const std::vector<int64_t>& shape) {
-  return on_device_of(like, tensor_of(values, shape));
-}
+using rows::indices_for;
+using rows::tensor_for;
 
 NnRow row(std::string name, std::vector<InputSpec> inputs, std::function<Tensor(const V&)> fn, uint64_t seed = 0,
           bool twice = true) {
@@ -99,14 +96,14 @@ const std::vector<NnRow>& nn_functional_rows() {
       row("cross_entropy (class weights, label smoothing)", {{{3, 4}, -2, 2}},
           [](const V& x) {
             return F::cross_entropy(
-                x[0], longs(x[0], {1, 0, 3}, {3}),
-                F::CrossEntropyFuncOptions().weight(doubles(x[0], {0.5, 1, 2, 1.5}, {4})).label_smoothing(0.1));
+                x[0], indices_for(x[0], {1, 0, 3}, {3}),
+                F::CrossEntropyFuncOptions().weight(tensor_for(x[0], {0.5, 1, 2, 1.5}, {4})).label_smoothing(0.1));
           }),
       row("cross_entropy (probabilities)", {{{3, 4}, -2, 2}, {{3, 4}, 0.1, 0.9}},
           [](const V& x) { return F::cross_entropy(x[0], x[1]); }),
       row("nll_loss (ignore_index)", {{{3, 4}, -3, -0.1}},
           [](const V& x) {
-            return F::nll_loss(x[0], longs(x[0], {1, 2, 3}, {3}), F::NLLLossFuncOptions().ignore_index(2));
+            return F::nll_loss(x[0], indices_for(x[0], {1, 2, 3}, {3}), F::NLLLossFuncOptions().ignore_index(2));
           }),
       row("binary_cross_entropy", {{{3, 4}, 0.05, 0.95}, {{3, 4}, 0, 1}},
           [](const V& x) { return F::binary_cross_entropy(x[0], x[1]); }),
@@ -114,7 +111,7 @@ const std::vector<NnRow>& nn_functional_rows() {
           [](const V& x) {
             return F::binary_cross_entropy_with_logits(
                 x[0], x[1],
-                F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(doubles(x[0], {0.5, 1, 2, 1.5}, {4})));
+                F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(tensor_for(x[0], {0.5, 1, 2, 1.5}, {4})));
           }),
       row("mse_loss", {{{3, 4}}, {{3, 4}}}, [](const V& x) { return F::mse_loss(x[0], x[1]); }),
       row("l1_loss", {{{3, 4}}, {{3, 4}}}, [](const V& x) { return F::l1_loss(x[0], x[1]); }),
@@ -126,31 +123,31 @@ const std::vector<NnRow>& nn_functional_rows() {
           [](const V& x) { return F::kl_div(x[0], x[1], F::KLDivFuncOptions().reduction(gd::kBatchMean)); }),
       row("hinge_embedding_loss", {{{3, 4}, -2, 2}},
           [](const V& x) {
-            return F::hinge_embedding_loss(x[0], doubles(x[0], {1, -1, 1, 1, -1, -1, 1, -1, 1, 1, -1, -1}, {3, 4}),
+            return F::hinge_embedding_loss(x[0], tensor_for(x[0], {1, -1, 1, 1, -1, -1, 1, -1, 1, 1, -1, -1}, {3, 4}),
                                            F::HingeEmbeddingLossFuncOptions().margin(0.5));
           }),
       row("multi_margin_loss", {{{3, 4}, -2, 2}},
           [](const V& x) {
             return F::multi_margin_loss(
-                x[0], longs(x[0], {1, 0, 3}, {3}),
-                F::MultiMarginLossFuncOptions().p(2).margin(0.7).weight(doubles(x[0], {0.5, 1, 2, 1.5}, {4})));
+                x[0], indices_for(x[0], {1, 0, 3}, {3}),
+                F::MultiMarginLossFuncOptions().p(2).margin(0.7).weight(tensor_for(x[0], {0.5, 1, 2, 1.5}, {4})));
           }),
       row("cosine_embedding_loss", {{{3, 4}}, {{3, 4}}},
           [](const V& x) {
-            return F::cosine_embedding_loss(x[0], x[1], doubles(x[0], {1, -1, -1}, {3}),
+            return F::cosine_embedding_loss(x[0], x[1], tensor_for(x[0], {1, -1, -1}, {3}),
                                             F::CosineEmbeddingLossFuncOptions().margin(0.2));
           }),
       row("multilabel_margin_loss", {{{3, 4}, -2, 2}},
           [](const V& x) {
-            return F::multilabel_margin_loss(x[0], longs(x[0], {3, 0, -1, 1, 1, 2, 3, -1, 0, -1, 2, 2}, {3, 4}));
+            return F::multilabel_margin_loss(x[0], indices_for(x[0], {3, 0, -1, 1, 1, 2, 3, -1, 0, -1, 2, 2}, {3, 4}));
           }),
       row("soft_margin_loss", {{{3, 4}, -2, 2}},
           [](const V& x) {
-            return F::soft_margin_loss(x[0], doubles(x[0], {1, -1, 1, 1, -1, -1, 1, -1, 1, 1, -1, -1}, {3, 4}));
+            return F::soft_margin_loss(x[0], tensor_for(x[0], {1, -1, 1, 1, -1, -1, 1, -1, 1, 1, -1, -1}, {3, 4}));
           }),
       row("multilabel_soft_margin_loss", {{{3, 4}, -2, 2}},
           [](const V& x) {
-            return F::multilabel_soft_margin_loss(x[0], doubles(x[0], {1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {3, 4}));
+            return F::multilabel_soft_margin_loss(x[0], tensor_for(x[0], {1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 0}, {3, 4}));
           }),
       row("triplet_margin_loss (swap)", {{{3, 4}}, {{3, 4}}, {{3, 4}}},
           [](const V& x) {
@@ -161,19 +158,19 @@ const std::vector<NnRow>& nn_functional_rows() {
           [](const V& x) { return F::triplet_margin_with_distance_loss(x[0], x[1], x[2]); }),
       row("margin_ranking_loss", {{{5}}, {{5}}},
           [](const V& x) {
-            return F::margin_ranking_loss(x[0], x[1], doubles(x[0], {1, -1, 1, -1, 1}, {5}),
+            return F::margin_ranking_loss(x[0], x[1], tensor_for(x[0], {1, -1, 1, -1, 1}, {5}),
                                           F::MarginRankingLossFuncOptions().margin(0.3));
           }),
       row("poisson_nll_loss (full)", {{{3, 4}, -1, 1}},
           [](const V& x) {
-            return F::poisson_nll_loss(x[0], doubles(x[0], {0, 1, 2, 3, 4, 0, 1, 5, 2, 2, 0, 1}, {3, 4}),
+            return F::poisson_nll_loss(x[0], tensor_for(x[0], {0, 1, 2, 3, 4, 0, 1, 5, 2, 2, 0, 1}, {3, 4}),
                                        F::PoissonNLLLossFuncOptions().full(true));
           }),
       row("ctc_loss", {{{6, 2, 4}, -2, 2}},
           [](const V& x) {
             Tensor log_probs = F::log_softmax(x[0], F::LogSoftmaxFuncOptions(2));
-            return F::ctc_loss(log_probs, longs(x[0], {1, 2, 2, 3, 1, 0}, {2, 3}), longs(x[0], {6, 5}, {2}),
-                               longs(x[0], {3, 2}, {2}));
+            return F::ctc_loss(log_probs, indices_for(x[0], {1, 2, 2, 3, 1, 0}, {2, 3}), indices_for(x[0], {6, 5}, {2}),
+                               indices_for(x[0], {3, 2}, {2}));
           }),
       // ---- linear, convolution, pooling
       row("linear", {{{3, 4}}, {{2, 4}}, {{2}}}, [](const V& x) { return F::linear(x[0], x[1], x[2]); }),
@@ -305,26 +302,26 @@ const std::vector<NnRow>& nn_functional_rows() {
       row("pixel_unshuffle", {{{1, 2, 4, 6}}},
           [](const V& x) { return F::pixel_unshuffle(x[0], F::PixelUnshuffleFuncOptions(2)); }),
       row("embedding (max_norm off)", {{{5, 3}}},
-          [](const V& x) { return F::embedding(longs(x[0], {4, 0, 2, 4, 1}, {5}), x[0]); }),
+          [](const V& x) { return F::embedding(indices_for(x[0], {4, 0, 2, 4, 1}, {5}), x[0]); }),
       row("embedding_bag (mean)", {{{6, 3}}},
           [](const V& x) {
-            return F::embedding_bag(longs(x[0], {1, 2, 4, 5, 4, 3, 2, 0}, {8}), x[0],
-                                    F::EmbeddingBagFuncOptions().offsets(longs(x[0], {0, 3, 3, 6}, {4})).mode(
+            return F::embedding_bag(indices_for(x[0], {1, 2, 4, 5, 4, 3, 2, 0}, {8}), x[0],
+                                    F::EmbeddingBagFuncOptions().offsets(indices_for(x[0], {0, 3, 3, 6}, {4})).mode(
                                         gd::kMean));
           }),
       row("embedding_bag (max, per row)", {{{6, 3}}},
           [](const V& x) {
-            return F::embedding_bag(longs(x[0], {1, 2, 4, 5, 0, 3}, {2, 3}), x[0],
+            return F::embedding_bag(indices_for(x[0], {1, 2, 4, 5, 0, 3}, {2, 3}), x[0],
                                     F::EmbeddingBagFuncOptions().mode(gd::kMax));
           }),
       row("embedding_bag (sum, per_sample_weights)", {{{6, 3}}, {{5}}},
           [](const V& x) {
             return F::embedding_bag(
-                longs(x[0], {1, 2, 4, 5, 4}, {5}), x[0],
-                F::EmbeddingBagFuncOptions().offsets(longs(x[0], {0, 2}, {2})).mode(gd::kSum).per_sample_weights(x[1]));
+                indices_for(x[0], {1, 2, 4, 5, 4}, {5}), x[0],
+                F::EmbeddingBagFuncOptions().offsets(indices_for(x[0], {0, 2}, {2})).mode(gd::kSum).per_sample_weights(x[1]));
           }),
       row("one_hot as float", {{{3}}},
-          [](const V& x) { return F::one_hot(longs(x[0], {2, 0, 3}, {3}), 4).to(gd::kFloat64) * x[0].unsqueeze(1); }),
+          [](const V& x) { return F::one_hot(indices_for(x[0], {2, 0, 3}, {3}), 4).to(gd::kFloat64) * x[0].unsqueeze(1); }),
       // ---- random
       row("dropout", {{{4, 5}}}, [](const V& x) { return F::dropout(x[0], F::DropoutFuncOptions().p(0.4)); }, 21),
       row("dropout2d", {{{2, 4, 3, 3}}},
