@@ -40,14 +40,24 @@ using opmath_type = std::conditional_t<is_reduced_float_v<T>, float, T>;
 
 // The one dtype dispatch of the CUDA kernels: calls f.template operator()<T>()
 // with T the device type of `dtype`, or throws naming `op` when the dtype is
-// outside the family: floating (float, double) or all (every dtype). Ops with
-// other families (binary's float32/float64/int32/int64) switch themselves.
+// outside the family: floating (float, double), floating and reduced, or all
+// (every dtype). Ops with other families (binary's) switch themselves.
 template <class F>
 decltype(auto) dispatch_cuda_floating(ScalarType dtype, std::string_view op, F&& f) {
   switch (dtype) {
     case ScalarType::Float32: return f.template operator()<float>();
     case ScalarType::Float64: return f.template operator()<double>();
     default: throw_unsupported_cuda_dtype(op, dtype);
+  }
+}
+
+// floating, and float16 / bfloat16 (which compute in float32).
+template <class F>
+decltype(auto) dispatch_cuda_floating_and_reduced(ScalarType dtype, std::string_view op, F&& f) {
+  switch (dtype) {
+    case ScalarType::Float16: return f.template operator()<__half>();
+    case ScalarType::BFloat16: return f.template operator()<__nv_bfloat16>();
+    default: return dispatch_cuda_floating(dtype, op, std::forward<F>(f));
   }
 }
 

@@ -366,12 +366,16 @@ __device__ T tanh_backward_value(T grad, T y) {
   return grad * ((T(1) - y) * (T(1) + y));
 }
 
+// float16 and bfloat16 compute in float32 and round once, as the CPU's
+// binary_through_float (kernels/cpu/vector_math.cpp).
 template <class T>
 struct TanhBackwardElement {
   const T* grad;
   const T* y;
   T* out;
-  __device__ void operator()(int64_t i) const { out[i] = tanh_backward_value(grad[i], y[i]); }
+  __device__ void operator()(int64_t i) const {
+    out[i] = convert_value<T>(tanh_backward_value(load_as_opmath(grad[i]), load_as_opmath(y[i])));
+  }
 };
 
 // grad * (y * (1 - y)).
@@ -381,8 +385,9 @@ struct SigmoidBackwardElement {
   const T* y;
   T* out;
   __device__ void operator()(int64_t i) const {
-    const T v = y[i];
-    out[i] = grad[i] * (v * (T(1) - v));
+    using A = opmath_type<T>;
+    const A v = load_as_opmath(y[i]);
+    out[i] = convert_value<T>(load_as_opmath(grad[i]) * (v * (A(1) - v)));
   }
 };
 
@@ -558,7 +563,7 @@ void where(ScalarType dtype, const Strided& out, const Strided& cond, const Stri
 
 void tanh_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream) {
   check_count(n, "tanh_backward");
-  dispatch_cuda_floating(dtype, "tanh_backward", [&]<class T>() {
+  dispatch_cuda_floating_and_reduced(dtype, "tanh_backward", [&]<class T>() {
     launch_contiguous_elementwise(
         n, TanhBackwardElement<T>{static_cast<const T*>(grad), static_cast<const T*>(y), static_cast<T*>(out)},
         stream);
@@ -567,7 +572,7 @@ void tanh_backward(ScalarType dtype, const void* grad, const void* y, void* out,
 
 void sigmoid_backward(ScalarType dtype, const void* grad, const void* y, void* out, int64_t n, StreamHandle stream) {
   check_count(n, "sigmoid_backward");
-  dispatch_cuda_floating(dtype, "sigmoid_backward", [&]<class T>() {
+  dispatch_cuda_floating_and_reduced(dtype, "sigmoid_backward", [&]<class T>() {
     launch_contiguous_elementwise(
         n, SigmoidBackwardElement<T>{static_cast<const T*>(grad), static_cast<const T*>(y), static_cast<T*>(out)},
         stream);

@@ -130,15 +130,6 @@ decltype(auto) dispatch_cuda_numeric(ScalarType dtype, std::string_view op, F&& 
   return dispatch_cuda_all(dtype, op, std::forward<F>(f));
 }
 
-template <class F>
-decltype(auto) dispatch_cuda_floating_and_reduced(ScalarType dtype, std::string_view op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float16: return f.template operator()<__half>();
-    case ScalarType::BFloat16: return f.template operator()<__nv_bfloat16>();
-    default: return dispatch_cuda_floating(dtype, op, std::forward<F>(f));
-  }
-}
-
 // A bound as the kernel's compute type: an integer one keeps every bit of an int64.
 template <class T>
 opmath_type<T> bound_of(const Number& number) {

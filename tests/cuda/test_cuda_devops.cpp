@@ -295,6 +295,19 @@ TEST_CASE("cuda: +, -, *, maximum and minimum on uint8, int8, int16 and bool mat
   check_same_bits(gd::minimum(p, q), gd::minimum(pg, qg).cpu(), "minimum bool");
 }
 
+TEST_CASE("cuda: tanh and sigmoid backward in float16 and bfloat16 round once from float32, as the CPU") {
+  if (!gd::cuda::is_available()) return;
+  for (gd::ScalarType dt : {gd::kFloat16, gd::kBFloat16}) {
+    const std::string name(gd::dtype_name(dt));
+    Tensor y = gd::tanh(draw({5, 7}, gd::kFloat32, 31)).to(dt);  // a tanh or sigmoid output, made on the CPU
+    Tensor g = draw({5, 7}, gd::kFloat32, 32).to(dt);
+    check_same_bits(gd::tanh_backward(g, y), gd::tanh_backward(g.to(kGpu), y.to(kGpu)).cpu(), "tanh_backward " + name);
+    Tensor s = (y + 1) / 2;
+    check_same_bits(gd::sigmoid_backward(g, s), gd::sigmoid_backward(g.to(kGpu), s.to(kGpu)).cpu(),
+                    "sigmoid_backward " + name);
+  }
+}
+
 TEST_CASE("cuda: eye, linspace and arange are made on the device with the CPU's values bit for bit") {
   if (!gd::cuda::is_available()) return;
   const auto on_gpu = [](gd::ScalarType dt) { return gd::TensorOptions().dtype(dt).device(kGpu); };
