@@ -21,16 +21,19 @@ namespace gradiens {
 //
 // The dtype, unless the options give one, is inferred as libtorch's tensor()
 // does: floating values give float32 (the default dtype), int and int64 values
-// int64, bools bool, uint8 / int8 / int16 values their own dtype, and an empty
-// braced list float32 (an empty vector its element type's dtype). As in libtorch, every element of a braced list
-// must have the same C++ type: tensor({1, 2.5}) is an Error ("Expected all
-// elements of the tensor to have the same scalar type: Int, but got element of
-// scalar type: Double").
+// int64, bools bool, uint8 / int8 / int16 / Half / BFloat16 values their own
+// dtype, and an empty braced list float32 (an empty vector its element type's
+// dtype). As in libtorch, every element of a braced list must have the same C++
+// type: tensor({1, 2.5}) is an Error ("Expected all elements of the tensor to
+// have the same scalar type: Int, but got element of scalar type: Double").
+template <class T>
+inline constexpr bool is_half_or_bfloat16_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 class TensorDataContainer {
  public:
   // {}: an empty list, shape [0].
   TensorDataContainer();
-  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> || is_half_or_bfloat16_v<T>, int> = 0>
   TensorDataContainer(T value) : TensorDataContainer(Scalar(value), value_dtype<T>(), element_type<T>()) {}
   TensorDataContainer(std::initializer_list<TensorDataContainer> list);
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
@@ -73,6 +76,7 @@ class TensorDataContainer {
   template <class T>
   static ScalarType value_dtype() {
     if constexpr (std::is_same_v<T, bool>) return kBool;
+    else if constexpr (is_half_or_bfloat16_v<T>) return scalar_type_of<T>();
     else if constexpr (std::is_floating_point_v<T>) return get_default_dtype();
     else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>)
       return scalar_type_of<T>();
@@ -83,6 +87,7 @@ class TensorDataContainer {
   template <class T>
   static constexpr ScalarType element_type() {
     if constexpr (std::is_same_v<T, bool>) return kBool;
+    else if constexpr (is_half_or_bfloat16_v<T>) return scalar_type_of<T>();
     else if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? kFloat32 : kFloat64;
     else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>)
       return scalar_type_of<T>();

@@ -95,6 +95,22 @@ TEST_CASE("tensor(), data_ptr<Half>, item<Half> and Scalar for float16/bfloat16"
                       {0x3C00}) == "");
 }
 
+TEST_CASE("tensor() of Half and BFloat16 values keeps their dtype, as libtorch's tensor()") {
+  // libtorch: only float and double values take the default dtype; at::Half and at::BFloat16 keep theirs.
+  Tensor h = gd::tensor({Half(-INFINITY), Half(1.5f), Half(INFINITY)});
+  CHECK(h.dtype() == kHalf);
+  CHECK(bits_mismatch(h, kHalf, {0xFC00, 0x3E00, 0x7C00}) == "");
+  Tensor b = gd::tensor({{BFloat16(2.0f)}, {BFloat16(-0.5f)}});
+  CHECK(b.dtype() == kBFloat16);
+  CHECK(b.sizes().vec() == std::vector<int64_t>{2, 1});
+  CHECK(bits_mismatch(b, kBFloat16, {0x4000, 0xBF00}) == "");
+  CHECK(gd::tensor(Half(0.25f)).dim() == 0);
+  CHECK(gd::tensor({Half(1.0f)}, gd::kFloat64).dtype() == gd::kFloat64);
+  CHECK(error_of([&] { gd::tensor({Half(1.0f), 2.0}); }) ==
+        "Expected all elements of the tensor to have the same scalar type: Half, but got element of scalar type: "
+        "Double");
+}
+
 TEST_CASE("to(dtype) converts both ways between every dtype and float16/bfloat16") {
   // python3 -c "import torch; x = torch.tensor([0, 1, 2, 100, 255], dtype=torch.uint8);
   //             print(x.half().view(torch.int16), x.bfloat16().view(torch.int16))"
