@@ -7,6 +7,7 @@
 #include "engine/ops/cuda_seam.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/inplace.h"
+#include "engine/type_name.h"
 #include "kernels/elementwise.h"
 
 namespace gradiens {
@@ -139,12 +140,25 @@ Tensor where(const Tensor& condition, Scalar a, Scalar b) {
   return where(condition, scalar_to_tensor(a, dtype), scalar_to_tensor(b, dtype));
 }
 
+// PyTorch's isclose: equal elements (infinities included), NaNs when equal_nan,
+// and finite |a - b| <= atol + |rtol * b| computed in the tensors' own dtype
+// (float32 tensors compare in float32; integer and bool ones in the default dtype).
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  GD_CHECK(a.dtype() == b.dtype(),
+           fmt::format("{} did not match {}", c10_type_name(a.dtype()), c10_type_name(b.dtype())));
+  GD_CHECK(rtol >= 0, fmt::format("rtol must be greater than or equal to zero, but got {}", rtol));
+  GD_CHECK(atol >= 0, fmt::format("atol must be greater than or equal to zero, but got {}", atol));
   NoGradGuard no_grad;
-  Tensor x = a.to(kFloat64), y = b.to(kFloat64);
-  Tensor close = abs(x - y) <= abs(y) * rtol + atol;
-  close = close | (x == y);  // equal infinities
-  if (equal_nan) close = close | (isnan(x) & isnan(y));
+  Tensor close = a == b;
+  if (equal_nan && a.is_floating_point()) close = close | (isnan(a) & isnan(b));
+  if (rtol != 0 || atol != 0) {
+    const bool integral = !a.is_floating_point();  // bool too: compared in the default dtype, without wrapping
+    const Tensor x = integral ? a.to(get_default_dtype()) : a;
+    const Tensor y = integral ? b.to(get_default_dtype()) : b;
+    const Tensor allowed = abs(y * rtol) + atol;
+    const Tensor actual = abs(x - y);
+    close = close | (isfinite(actual) & (actual <= allowed));
+  }
   return close.all().item<bool>();
 }
 

@@ -329,6 +329,16 @@ TEST_CASE("comparisons and logical ops match PyTorch") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK_FALSE(gd::allclose(tensor_of({nan}), tensor_of({nan})));
   CHECK(gd::allclose(tensor_of({nan}), tensor_of({nan}), 1e-5, 1e-8, /*equal_nan=*/true));
+  // PyTorch 1.13's isclose: the tolerance is applied in the tensors' dtype, integers without wrapping,
+  // and the dtypes must match (python3: torch.allclose(torch.tensor([0.1]), torch.tensor([0.]), 1.1, 0.1) -> True,
+  // the same in float64 with 0.1 + 1e-9 -> False, uint8 250 against 255 with atol 5 -> True).
+  CHECK(gd::allclose(tensor_of({0.1}, {1}, gd::kFloat32), tensor_of({0}, {1}, gd::kFloat32), 1.1, 0.1));
+  CHECK_FALSE(gd::allclose(tensor_of({0.1 + 1e-9}), tensor_of({0}), 1.1, 0.1));
+  CHECK(gd::allclose(tensor_of({250}, {1}, gd::kUInt8), tensor_of({255}, {1}, gd::kUInt8), 0, 5));
+  CHECK(gd::allclose(tensor_of({1}, {1}, gd::kBool), tensor_of({0}, {1}, gd::kBool), 0, 1));
+  CHECK(gd::allclose(tensor_of({INFINITY}), tensor_of({INFINITY})));
+  CHECK(error_of([] { gd::allclose(tensor_of({1}, {1}, gd::kFloat32), tensor_of({1})); }) ==
+        "Float did not match Double");
 }
 
 TEST_CASE("type promotion follows PyTorch's table") {
