@@ -74,17 +74,18 @@ namespace {
 
 // The old base with the region `relative` (a geometry in the base's contiguous
 // layout) replaced by values: the base's history after an in-place op through
-// a view (Note [In-place ops and autograd]). The backward is made of
-// differentiable ops, so create_graph reaches through it.
+// a view (Note [In-place ops and autograd]). Forward writes the values into the
+// base's region itself and returns the base (apply gives the result a fresh
+// alias that carries the node), so only the region is written. The backward is
+// made of differentiable ops, so create_graph reaches through it.
 struct CopySlices {
   static constexpr std::string_view name = "CopySlices";
   // ctx.shape holds the region's sizes, ctx.ints its strides and then its offset.
   static Tensor forward(Ctx& ctx, const Tensor& base, const Tensor& values, DimVector sizes, DimVector strides_offset) {
     ctx.shape = std::move(sizes);
     ctx.ints = std::move(strides_offset);
-    Tensor out = base.clone(MemoryFormat::Contiguous);
-    copy_data(region(ctx, out), values);
-    return out;
+    copy_data(region(ctx, base), values);
+    return base;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
     Tensor outside_region = ones(g.sizes(), g.options().requires_grad(false));
@@ -101,13 +102,27 @@ struct CopySlices {
   }
 };
 
+// Makes result's history self's; .grad keeps meaning the gradient of the
+// current value, as in PyTorch.
+void adopt_history(Tensor self, const Tensor& result) {
+  TensorImpl& impl = *self.impl();
+  impl.grad_fn = result.grad_fn();
+  impl.output_nr = result.output_nr();
+  impl.requires_grad = result.requires_grad();
+  if (impl.retains_grad) {
+    impl.retains_grad = false;
+    self.retain_grad();
+  }
+}
+
 }  // namespace
 
 Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
-  TensorImpl& impl = *self.impl();
+  const TensorImpl& impl = *self.impl();
   if (record && impl.view.is_view) {
-    // The view's own history becomes the op's; it is rebuilt from the base's
-    // new history on first use, since that node is newer (Note [Views of a rebased base]).
+    // The base takes the CopySlices node, which writes the region; the view's
+    // own history becomes the op's and is rebuilt from the base's newer one on
+    // first use (Note [Views of a rebased base]).
     Tensor base(impl.view.base);
     Tensor rebased;
     {
@@ -116,10 +131,9 @@ Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
       strides_offset.push_back(self.storage_offset() - base.storage_offset());
       rebased = apply<CopySlices>(base, result, self.sizes().dims(), strides_offset);
     }
-    commit_inplace(base, rebased, /*record=*/true);
-    impl.grad_fn = result.grad_fn();
-    impl.output_nr = result.output_nr();
-    impl.requires_grad = result.requires_grad();
+    self.bump_version();  // the view and its base share the version counter
+    adopt_history(base, rebased);
+    adopt_history(self, result);
     return self;
   }
   {
@@ -131,16 +145,7 @@ Tensor& commit_inplace(Tensor& self, const Tensor& result, bool record) {
     Tensor tangent = detail::tangent_of(result);
     detail::set_tangent(self, tangent.defined() ? tangent : zeros_like(self));
   }
-  if (record) {
-    impl.grad_fn = result.grad_fn();
-    impl.output_nr = result.output_nr();
-    impl.requires_grad = result.requires_grad();
-    if (impl.retains_grad) {
-      // .grad keeps meaning the gradient of the current value, as in PyTorch.
-      impl.retains_grad = false;
-      self.retain_grad();
-    }
-  }
+  if (record) adopt_history(self, result);
   return self;
 }
 

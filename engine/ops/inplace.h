@@ -22,13 +22,12 @@ namespace gradiens {
 // CopySlices: the base's new history is "the old base with the view's region
 // replaced by the op's result", whose backward sends the region's gradient
 // through the op (and on to the old view) and the rest to the old base; the
-// view itself then rebuilds its history from the base's on first use. The
-// rebase clones and rewrites the whole base (PyTorch writes only the region),
-// so many recorded writes through small views of a large base cost O(base)
-// each. A base that is not contiguous is refused with a clear error (write to
-// the base, or clone() the view first). libtorch's own errors come first: for
-// a view taken under NoGradGuard or InferenceMode (Note [View creation meta] in
-// engine/tensor_impl.h) and for a view of a leaf that requires grad.
+// view itself then rebuilds its history from the base's on first use. Only the
+// view's region is written. A base that is not contiguous is refused with a
+// clear error (write to the base, or clone() the view first). libtorch's own
+// errors come first: for a view taken under NoGradGuard or InferenceMode (Note
+// [View creation meta] in engine/tensor_impl.h) and for a view of a leaf that
+// requires grad.
 // Returns true when the op must be recorded (grad mode on and self or an
 // operand requires grad).
 bool check_inplace(const Tensor& self, std::initializer_list<Tensor> operands, std::string_view op);
