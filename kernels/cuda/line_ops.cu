@@ -400,15 +400,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   }
 }
 
-template <class F>
-decltype(auto) dispatch_floating_and_reduced_cuda(ScalarType dtype, std::string_view op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float16: return f.template operator()<__half>();
-    case ScalarType::BFloat16: return f.template operator()<__nv_bfloat16>();
-    default: return dispatch_cuda_floating(dtype, op, std::forward<F>(f));
-  }
-}
-
 template <bool IsMax>
 void launch_arg_extremum(ScalarType dtype, const void* in, int64_t* indices, void* values,
                          const TrailingReduction& reduction, bool allow_bool, int device, StreamHandle stream) {
@@ -442,7 +433,7 @@ void launch_arg_extremum(ScalarType dtype, const void* in, int64_t* indices, voi
 template <NormKind kKind>
 void launch_vector_norm(ScalarType dtype, const void* in, void* out, const TrailingReduction& reduction, double p,
                         int device, StreamHandle stream) {
-  dispatch_floating_and_reduced_cuda(dtype, "norm", [&]<class T>() {
+  dispatch_cuda_floating_and_reduced(dtype, "norm", [&]<class T>() {
     const T* typed_in = static_cast<const T*>(in);
     T* typed_out = static_cast<T*>(out);
     if (reduction.parts == 1) {
