@@ -4,12 +4,17 @@
 // no lookup table.
 // Note [Caching allocator bounds]: the cache never holds more than
 // max(256 MiB, the peak allocated size), so a long run's reserved memory is at
-// most about twice its working set; beyond that freed blocks go back to the system.
+// most about twice its working set. A freed block that would overflow it first
+// pushes out the blocks of the least recently used size classes: a program that
+// moves on to other shapes (evaluation after training, one workload after another)
+// gets its new blocks cached instead of paying mmap and page faults on every op
+// while the cache stays full of blocks nobody asks for.
 #include "engine/allocator.h"
 
-#include <cstdlib>
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -39,13 +44,13 @@ size_t free_list_of(size_t cls) {
   return 64 + static_cast<size_t>(q - 10) * 4 + ((cls >> q) - 4);
 }
 
-size_t* header(void* block) {
-  return reinterpret_cast<size_t*>(static_cast<char*>(block) - kAlignment);
-}
+size_t* header(void* block) { return reinterpret_cast<size_t*>(static_cast<char*>(block) - kAlignment); }
 
 struct State {
   std::mutex mutex;
   std::array<std::vector<void*>, kFreeLists> free_blocks;  // by free_list_of(size class)
+  std::array<uint64_t, kFreeLists> last_use{};             // tick of each list's last hit or return
+  uint64_t tick = 0;
   MemoryStats stats;
   int64_t cached_bytes = 0;
   bool caching = true;
@@ -54,6 +59,25 @@ struct State {
 State& state() {
   static State* s = new State();  // never destroyed: tensors may die after main
   return *s;
+}
+
+// Frees cached blocks of the least recently used lists other than `keep` until
+// `bytes` more fit under `limit`; false when they do not fit even then.
+bool make_room(State& s, size_t keep, int64_t bytes, int64_t limit) {
+  while (s.cached_bytes + bytes > limit) {
+    size_t oldest = kFreeLists;
+    for (size_t i = 0; i < kFreeLists; ++i)
+      if (i != keep && !s.free_blocks[i].empty() && (oldest == kFreeLists || s.last_use[i] < s.last_use[oldest]))
+        oldest = i;
+    if (oldest == kFreeLists) return false;
+    void* victim = s.free_blocks[oldest].back();
+    s.free_blocks[oldest].pop_back();
+    const auto victim_bytes = static_cast<int64_t>(*header(victim));
+    s.cached_bytes -= victim_bytes;
+    s.stats.reserved_bytes -= victim_bytes;
+    std::free(header(victim));
+  }
+  return true;
 }
 
 }  // namespace
@@ -65,6 +89,7 @@ void* allocate(size_t bytes) {
   void* ptr = nullptr;
   std::vector<void*>& blocks = s.free_blocks[free_list_of(cls)];
   if (!blocks.empty()) {
+    s.last_use[free_list_of(cls)] = ++s.tick;
     ptr = blocks.back();
     blocks.pop_back();
     s.cached_bytes -= static_cast<int64_t>(cls);
@@ -78,8 +103,7 @@ void* allocate(size_t bytes) {
   }
   s.stats.allocated_bytes += static_cast<int64_t>(cls);
   ++s.stats.num_allocs;
-  if (s.stats.allocated_bytes > s.stats.peak_allocated_bytes)
-    s.stats.peak_allocated_bytes = s.stats.allocated_bytes;
+  if (s.stats.allocated_bytes > s.stats.peak_allocated_bytes) s.stats.peak_allocated_bytes = s.stats.allocated_bytes;
   return ptr;
 }
 
@@ -89,9 +113,11 @@ void deallocate(void* ptr) {
   std::lock_guard<std::mutex> lock(s.mutex);
   size_t cls = *header(ptr);
   s.stats.allocated_bytes -= static_cast<int64_t>(cls);
-  int64_t limit = std::max<int64_t>(int64_t{256} << 20, s.stats.peak_allocated_bytes);
-  if (s.caching && s.cached_bytes + static_cast<int64_t>(cls) <= limit) {
-    s.free_blocks[free_list_of(cls)].push_back(ptr);
+  const int64_t limit = std::max<int64_t>(int64_t{256} << 20, s.stats.peak_allocated_bytes);
+  const size_t list = free_list_of(cls);
+  if (s.caching && make_room(s, list, static_cast<int64_t>(cls), limit)) {
+    s.free_blocks[list].push_back(ptr);
+    s.last_use[list] = ++s.tick;
     s.cached_bytes += static_cast<int64_t>(cls);
   } else {
     std::free(header(ptr));

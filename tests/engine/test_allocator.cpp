@@ -2,7 +2,9 @@
 // alignment, and Device parsing.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "engine/allocator.h"
 #include "gradiens.h"
@@ -37,6 +39,32 @@ TEST_CASE("allocator: statistics follow tensors and cached blocks are reused") {
   CHECK(alloc::stats().reserved_bytes == alloc::stats().allocated_bytes);  // nothing cached any more
   alloc::reset_peak_stats();
   CHECK(alloc::stats().peak_allocated_bytes == alloc::stats().allocated_bytes);
+}
+
+TEST_CASE("allocator: a full cache gives up its least recently used size classes for the blocks now in use") {
+  // 300 MiB of 4 MiB blocks fill the cache to its bound (max(256 MiB, peak)); the
+  // blocks are never touched, so no memory is committed.
+  alloc::empty_cache();
+  alloc::reset_peak_stats();
+  std::vector<void*> stale;
+  for (int i = 0; i < 75; ++i) stale.push_back(alloc::allocate(size_t{4} << 20));
+  for (void* p : stale) alloc::deallocate(p);
+  const auto full = alloc::stats();
+  CHECK(full.reserved_bytes - full.allocated_bytes >= (int64_t{300} << 20));  // all of them kept
+  // A block of another size class, freed now, pushes out a stale block instead of
+  // going back to the system: asking for its size again is a cache hit.
+  void* fresh = alloc::allocate(size_t{3} << 20);
+  alloc::deallocate(fresh);
+  const auto hits = alloc::stats().num_cache_hits;
+  void* again = alloc::allocate(size_t{3} << 20);
+  CHECK(again == fresh);
+  CHECK(alloc::stats().num_cache_hits == hits + 1);
+  alloc::deallocate(again);
+  // The bound still holds: what is cached is at most the peak.
+  const auto after = alloc::stats();
+  CHECK(after.reserved_bytes - after.allocated_bytes <=
+        std::max<int64_t>(int64_t{256} << 20, after.peak_allocated_bytes));
+  alloc::empty_cache();
 }
 
 TEST_CASE("allocator: zero-byte tensors get valid distinct pointers") {
