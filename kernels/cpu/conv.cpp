@@ -1,7 +1,8 @@
 // CPU convolution and pooling kernels on NCHW or NHWC buffers: float32 convolution
 // through oneDNN primitives cached per thread (Note [Convolution cache], Note
 // [Convolution layouts]), float64 (and any float32 shape oneDNN refuses) through
-// im2col + GEMM, pooling as direct loops.
+// im2col + GEMM, narrow NCHW inputs (a first layer) through direct kernels
+// (narrow_conv.h), pooling as direct loops.
 #include "kernels/cpu/conv.h"
 
 #include <omp.h>
@@ -23,6 +24,7 @@
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/narrow_conv.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
 
@@ -272,7 +274,9 @@ struct ConvKeyHash {
 // Three kinds of call keep the plain layout, where the blocked kernels lose or are
 // untested: 1x1 kernels (a GEMM with no im2col: 2.8 against 3.8 ms on 64->256),
 // backward-data with fewer than 8 input channels (a grey or RGB first layer: 1.9
-// against 9.7 ms on 1->32), and grouped convolutions.
+// against 9.7 ms on 1->32), and grouped convolutions. A grey first layer (at most
+// 12 taps, stride 1) skips oneDNN for its forward and weight passes: Note [Narrow
+// convolutions] in narrow_conv.cpp.
 // NHWC activations are passed as they are (oneDNN's brgconv and jit kernels take
 // them), but oneDNN 2.6 has no fast NHWC kernel for plain weights (it falls back to
 // its reference code, hundreds of times slower), so the weights there are `any` too.
@@ -859,6 +863,11 @@ void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* we
         output[i] = bias[g.layout == Layout::NHWC ? i % g.out_channels : i / (g.out_h * g.out_w) % g.out_channels];
     return;
   }
+  if (narrow_conv_applies(g)) {
+    record_run(testing::ConvKernel::Forward, g, "direct");
+    narrow_conv_forward(g, input, weight, bias, output);
+    return;
+  }
   if (onednn_conv(g, bias != nullptr ? ConvPass::ForwardBias : ConvPass::Forward, input, weight, bias, output))
     return;
   record_run(testing::ConvKernel::Forward, g, "gemm");
@@ -867,6 +876,11 @@ void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* we
 
 void conv2d_forward(const Conv2dGeometry& g, const double* input, const double* weight, const double* bias,
                     double* output) {
+  if (narrow_conv_applies(g)) {
+    record_run(testing::ConvKernel::Forward, g, "direct");
+    narrow_conv_forward(g, input, weight, bias, output);
+    return;
+  }
   record_run(testing::ConvKernel::Forward, g, "gemm");
   gemm_conv_forward(g, input, weight, bias, output);
 }
@@ -886,6 +900,11 @@ void conv2d_backward_input(const Conv2dGeometry& g, const double* grad_output, c
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, const float* input,
                             float* grad_weight) {
+  if (narrow_conv_applies(g)) {
+    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
+    narrow_conv_backward_weight(g, grad_output, input, grad_weight, nullptr);
+    return;
+  }
   if (!empty_conv(g) && onednn_conv(g, ConvPass::BackwardWeight, input, grad_weight, nullptr, grad_output)) return;
   record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
@@ -893,6 +912,12 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, c
 
 bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const float* input, const float* weight,
                      float* grad_input, float* grad_weight, float* grad_bias) {
+  if (grad_weight != nullptr && narrow_conv_applies(g)) {
+    if (grad_input != nullptr) conv2d_backward_input(g, grad_output, weight, grad_input);
+    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
+    narrow_conv_backward_weight(g, grad_output, input, grad_weight, grad_bias);
+    return grad_bias != nullptr;
+  }
   if (grad_weight != nullptr && !empty_conv(g) &&
       onednn_conv_backward(g, grad_output, input, weight, grad_input, grad_weight, grad_bias))
     return grad_bias != nullptr;
@@ -903,6 +928,11 @@ bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const fl
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
                             double* grad_weight) {
+  if (narrow_conv_applies(g)) {
+    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
+    narrow_conv_backward_weight(g, grad_output, input, grad_weight, nullptr);
+    return;
+  }
   record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
 }

@@ -66,7 +66,7 @@ namespace testing {
 int conv_onednn_cache_size();
 
 // How the calling thread's last call of one convolution kernel ran: through
-// "onednn" or "gemm" (im2col + GEMM), on which layouts, and oneDNN's name for the
+// "onednn", "gemm" (im2col + GEMM) or "direct" (narrow_conv.h), on which layouts, and oneDNN's name for the
 // implementation it picked (e.g. "brgconv:avx512_core"; "ref:any" is its slow
 // reference code). Empty until the kernel has run.
 enum class ConvKernel { Forward, BackwardInput, BackwardWeight };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/convolution.h"
+#include "engine/dims.h"
 #include "gradiens.h"
 #include "kernels/cpu/conv.h"
 #include "tests/engine/op_registry.h"
@@ -182,6 +183,71 @@ TEST_CASE("conv2d float32 (oneDNN) agrees with float64 (im2col) on odd geometrie
     }
   }
   CHECK(gd::kernels::cpu::testing::conv_onednn_cache_size() > 0);
+}
+
+TEST_CASE("conv2d on a grey first layer runs the direct kernels and matches the definition") {
+  // Note [Narrow convolutions]: NCHW, stride 1, at most 12 taps, rows of >= 16
+  // outputs. The reference is the definition, summed in double.
+  struct Case {
+    Shape input, weight;
+    int64_t pad_h, pad_w;
+  };
+  const std::vector<Case> cases = {
+      {{2, 1, 16, 17}, {5, 1, 3, 3}, 1, 1},   // a partial last vector in float32 and float64
+      {{3, 1, 20, 32}, {9, 1, 3, 3}, 0, 0},   // rows a whole number of vectors; 8 + 1 channels
+      {{2, 1, 18, 18}, {12, 1, 3, 3}, 2, 2},  // padding wider than the kernel's reach
+      {{2, 2, 9, 21}, {4, 2, 2, 3}, 1, 0},    // two channels, 12 taps, asymmetric kernel
+  };
+  for (gd::ScalarType dtype : {gd::kFloat64, gd::kFloat32}) {
+    const double tol = dtype == gd::kFloat32 ? 2e-5 : 1e-12;
+    for (const Case& c : cases) {
+      CAPTURE(gd::dtype_name(dtype));
+      CAPTURE(gd::shape_to_string(c.input));
+      const Tensor x = gd::testing::sample(c.input, -1, 1, 11, dtype);
+      Tensor w = gd::testing::sample(c.weight, -1, 1, 12, dtype).requires_grad_();
+      Tensor b = gd::testing::sample({c.weight[0]}, -1, 1, 13, dtype).requires_grad_();
+      Tensor y = gd::conv2d(x, w, b, {1, 1}, {c.pad_h, c.pad_w});
+      CHECK(gd::kernels::cpu::testing::last_conv_run(gd::kernels::cpu::testing::ConvKernel::Forward).backend ==
+            "direct");
+      const Tensor gy = gd::testing::sample(y.sizes(), -1, 1, 14, dtype);
+      y.backward(gy);
+      CHECK(gd::kernels::cpu::testing::last_conv_run(gd::kernels::cpu::testing::ConvKernel::BackwardWeight).backend ==
+            "direct");
+      const int64_t batch = c.input[0], channels = c.input[1], height = c.input[2], width = c.input[3];
+      const int64_t outs = c.weight[0], kh_n = c.weight[2], kw_n = c.weight[3];
+      const int64_t oh_n = y.size(2), ow_n = y.size(3);
+      const std::vector<double> xv = values_of(x), wv = values_of(w), bv = values_of(b), gv = values_of(gy);
+      std::vector<double> want_y(static_cast<size_t>(y.numel())), want_w(wv.size(), 0.0), want_b(bv.size(), 0.0);
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t o = 0; o < outs; ++o)
+          for (int64_t oh = 0; oh < oh_n; ++oh)
+            for (int64_t ow = 0; ow < ow_n; ++ow) {
+              const size_t at = static_cast<size_t>(((n * outs + o) * oh_n + oh) * ow_n + ow);
+              double sum = bv[static_cast<size_t>(o)];
+              for (int64_t ci = 0; ci < channels; ++ci)
+                for (int64_t kh = 0; kh < kh_n; ++kh)
+                  for (int64_t kw = 0; kw < kw_n; ++kw) {
+                    const int64_t h = oh + kh - c.pad_h, col = ow + kw - c.pad_w;
+                    if (h < 0 || h >= height || col < 0 || col >= width) continue;
+                    const double xi = xv[static_cast<size_t>(((n * channels + ci) * height + h) * width + col)];
+                    const size_t wi = static_cast<size_t>(((o * channels + ci) * kh_n + kh) * kw_n + kw);
+                    sum += xi * wv[wi];
+                    want_w[wi] += gv[at] * xi;
+                  }
+              want_y[at] = sum;
+              want_b[static_cast<size_t>(o)] += gv[at];
+            }
+      CHECK(value_mismatch(y, tensor_of(want_y, y.sizes().vec(), dtype), tol, tol) == "");
+      CHECK(value_mismatch(w.grad(), tensor_of(want_w, c.weight, dtype), tol, tol) == "");
+      CHECK(value_mismatch(b.grad(), tensor_of(want_b, {outs}, dtype), tol, tol) == "");
+    }
+  }
+  // The direct path's gradients are the adjoint of its forward.
+  const Tensor x = gd::testing::sample({1, 1, 4, 18}, -1, 1, 15);
+  const V inputs = {gd::testing::sample({3, 1, 3, 3}, -1, 1, 16).requires_grad_(),
+                    gd::testing::sample({3}, -1, 1, 17).requires_grad_()};
+  const std::function<V(const V&)> fn = [&](const V& v) { return V{gd::conv2d(x, v[0], v[1], {1, 1}, {1, 1})}; };
+  CHECK(gd::autograd::gradcheck(fn, inputs));
 }
 
 TEST_CASE("conv2d on an empty batch: empty output, zero weight and bias gradients") {
