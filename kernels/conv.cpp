@@ -87,6 +87,18 @@ void max_pool2d_backward(ScalarType dtype, const Pool2dGeometry& g, const void* 
   });
 }
 
+void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int32_t* indices,
+                        const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "int32 max_pool2d indices are CPU only");
+  cpu::max_pool2d_forward(g, input, output, indices);
+}
+
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int32_t* indices,
+                         float* grad_input, const DeviceRef& device) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "int32 max_pool2d indices are CPU only");
+  cpu::max_pool2d_backward(g, grad_output, indices, grad_input);
+}
+
 void avg_pool2d_forward(ScalarType dtype, const Pool2dGeometry& g, const void* input, void* output,
                         bool count_include_pad, const DeviceRef& device) {
   if (device.is_cuda()) {

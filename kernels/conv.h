@@ -39,6 +39,12 @@ void max_pool2d_forward(ScalarType dtype, const Pool2dGeometry& g, const void* i
 // grad_input (overwritten) = each grad_output element added at its window's argmax.
 void max_pool2d_backward(ScalarType dtype, const Pool2dGeometry& g, const void* grad_output, const int64_t* indices,
                          void* grad_input, const DeviceRef& device);
+// The same with int32 indices: float32 on the CPU only, for planes of fewer than
+// 2^31 elements (the engine's max_pool2d keeps such indices to itself).
+void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int32_t* indices,
+                        const DeviceRef& device);
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int32_t* indices,
+                         float* grad_input, const DeviceRef& device);
 // Mean over each window (dilation 1); count_include_pad divides by the window
 // clipped to the padded plane, else by the window clipped to the plane.
 void avg_pool2d_forward(ScalarType dtype, const Pool2dGeometry& g, const void* input, void* output,

@@ -26,6 +26,7 @@
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/narrow_conv.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/error.h"
 #include "kernels/cpu/vector_math.h"
 
 namespace gradiens::kernels::cpu {
@@ -594,8 +595,8 @@ MaxWindow max_window(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
 
 // The common 2x2 window at stride 2 (no padding, no dilation, every window
 // inside the plane) on NCHW: vector code (Note [Vectorized 2x2 max pool]).
-template <class T>
-bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
+template <class T, class I>
+bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, I* indices) {
   if (g.layout != Layout::NCHW || g.kernel_h != 2 || g.kernel_w != 2 || g.stride_h != 2 || g.stride_w != 2 ||
       g.pad_h != 0 || g.pad_w != 0 || g.dilation_h != 1 || g.dilation_w != 1 || 2 * g.out_h > g.in_h ||
       2 * g.out_w > g.in_w || g.in_h * g.in_w >= (int64_t{1} << 31))
@@ -609,8 +610,8 @@ bool max_pool_2x2(const Pool2dGeometry& g, const T* input, T* output, int64_t* i
   return true;
 }
 
-template <class T>
-void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, int64_t* indices) {
+template <class T, class I>
+void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, I* indices) {
   const int64_t plane_in = geometry.in_h * geometry.in_w, plane_out = geometry.out_h * geometry.out_w;
   parallel_for(0, geometry.batch * geometry.channels,
                std::max<int64_t>(1, kElementwiseGrainSize / std::max<int64_t>(1, plane_in)),
@@ -646,7 +647,7 @@ void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, in
                              }
                        }
                        output[p * plane_out + oh * g.out_w + ow] = best;
-                       indices[p * plane_out + oh * g.out_w + ow] = best_index;
+                       indices[p * plane_out + oh * g.out_w + ow] = static_cast<I>(best_index);
                      }
                  }
                });
@@ -657,9 +658,9 @@ void max_pool_impl(const Pool2dGeometry& geometry, const T* input, T* output, in
 // The running max and index live in small local arrays, the index in an integer as
 // wide as T, so that the selects compile to branch-free vector code (a branch per
 // element mispredicts on data, and stores through the output defeat vectorization).
-template <class T, class Index>
+template <class T, class Index, class I>
 void max_pixel_nhwc(const Pool2dGeometry& g, const MaxWindow& win, const T* __restrict__ image,
-                    T* __restrict__ out, int64_t* __restrict__ indices) {
+                    T* __restrict__ out, I* __restrict__ indices) {
   constexpr int64_t kBlock = 64;
   const int64_t channels = g.channels;
   const Index first = static_cast<Index>(win.h_start * g.in_w + win.w_start);
@@ -689,8 +690,8 @@ void max_pixel_nhwc(const Pool2dGeometry& g, const MaxWindow& win, const T* __re
   }
 }
 
-template <class T>
-void max_pool_nhwc(const Pool2dGeometry& geometry, const T* input, T* output, int64_t* indices) {
+template <class T, class I>
+void max_pool_nhwc(const Pool2dGeometry& geometry, const T* input, T* output, I* indices) {
   const int64_t pixels = geometry.batch * geometry.out_h * geometry.out_w;
   const int64_t work = std::max<int64_t>(1, geometry.channels * geometry.kernel_h * geometry.kernel_w);
   // A float32 plane's positions fit in int32 unless the plane has 2^31 elements.
@@ -702,9 +703,9 @@ void max_pool_nhwc(const Pool2dGeometry& geometry, const T* input, T* output, in
       const int64_t n = q / (g.out_h * g.out_w), oh = q / g.out_w % g.out_h, ow = q % g.out_w;
       const MaxWindow win = max_window(g, oh, ow);
       if (narrow)
-        max_pixel_nhwc<T, int32_t>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
+        max_pixel_nhwc<T, int32_t, I>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
       else
-        max_pixel_nhwc<T, int64_t>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
+        max_pixel_nhwc<T, int64_t, I>(g, win, input + n * image_size, output + q * g.channels, indices + q * g.channels);
     }
   });
 }
@@ -820,8 +821,8 @@ void avg_pool_backward_nhwc(const Pool2dGeometry& g, const T* grad_output, T* gr
 
 // Each output gradient added at its window's argmax. Windows may overlap (and
 // share an argmax), so each thread owns whole planes (NCHW) or images (NHWC).
-template <class T>
-void max_pool_backward(const Pool2dGeometry& g, const T* grad_output, const int64_t* indices, T* grad_input) {
+template <class T, class I>
+void max_pool_backward(const Pool2dGeometry& g, const T* grad_output, const I* indices, T* grad_input) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w;
   if (g.layout == Layout::NHWC) {
     const int64_t channels = g.channels, image_in = plane_in * channels, image_out = plane_out * channels;
@@ -831,7 +832,7 @@ void max_pool_backward(const Pool2dGeometry& g, const T* grad_output, const int6
                    for (int64_t n = begin; n < end; ++n) {
                      T* image = grad_input + n * image_in;
                      const T* grad = grad_output + n * image_out;
-                     const int64_t* index = indices + n * image_out;
+                     const I* index = indices + n * image_out;
                      for (int64_t q = 0; q < plane_out; ++q)
                        for (int64_t c = 0; c < channels; ++c)
                          image[index[q * channels + c] * channels + c] += grad[q * channels + c];
@@ -845,7 +846,7 @@ void max_pool_backward(const Pool2dGeometry& g, const T* grad_output, const int6
                  for (int64_t p = begin; p < end; ++p) {
                    T* plane = grad_input + p * plane_in;
                    const T* grad = grad_output + p * plane_out;
-                   const int64_t* index = indices + p * plane_out;
+                   const I* index = indices + p * plane_out;
                    for (int64_t q = 0; q < plane_out; ++q) plane[index[q]] += grad[q];
                  }
                });
@@ -938,8 +939,8 @@ void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, 
 }
 
 namespace {
-template <class T>
-void max_pool(const Pool2dGeometry& g, const T* input, T* output, int64_t* indices) {
+template <class T, class I>
+void max_pool(const Pool2dGeometry& g, const T* input, T* output, I* indices) {
   if (g.layout == Layout::NHWC) max_pool_nhwc(g, input, output, indices);
   else if (!max_pool_2x2(g, input, output, indices)) max_pool_impl(g, input, output, indices);
 }
@@ -967,6 +968,14 @@ void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, cons
 }
 void max_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, const int64_t* indices,
                          double* grad_input) {
+  max_pool_backward(g, grad_output, indices, grad_input);
+}
+void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int32_t* indices) {
+  GD_INTERNAL_ASSERT(g.in_h * g.in_w <= INT32_MAX, "max_pool2d: int32 indices for a plane of 2^31 elements");
+  max_pool(g, input, output, indices);
+}
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int32_t* indices,
+                         float* grad_input) {
   max_pool_backward(g, grad_output, indices, grad_input);
 }
 void avg_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, bool count_include_pad) {

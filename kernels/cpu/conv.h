@@ -50,6 +50,11 @@ void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, cons
                          float* grad_input);
 void max_pool2d_backward(const Pool2dGeometry& g, const double* grad_output, const int64_t* indices,
                          double* grad_input);
+// The same with int32 indices, half the bytes of the memory-bound pool's output
+// (float32; every plane has fewer than 2^31 elements).
+void max_pool2d_forward(const Pool2dGeometry& g, const float* input, float* output, int32_t* indices);
+void max_pool2d_backward(const Pool2dGeometry& g, const float* grad_output, const int32_t* indices,
+                         float* grad_input);
 
 // Mean over each window (dilation must be 1). count_include_pad divides by the window
 // clipped to the padded plane, else by the window clipped to the plane (PyTorch's rule).

@@ -61,6 +61,9 @@ void max_pool_2x2_planes(const float* input, int64_t planes, int64_t in_h, int64
                          int64_t out_w, float* output, int64_t* indices);
 void max_pool_2x2_planes(const double* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
                          int64_t out_w, double* output, int64_t* indices);
+// The same with int32 indices (half the bytes of int64: the pool is memory-bound).
+void max_pool_2x2_planes(const float* input, int64_t planes, int64_t in_h, int64_t in_w, int64_t out_h,
+                         int64_t out_w, float* output, int32_t* indices);
 
 // out = a + b, a - b or a * b over n contiguous elements; out may alias a or b.
 void arith(Arith op, const float* a, const float* b, float* out, int64_t n);

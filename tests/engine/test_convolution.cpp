@@ -339,6 +339,27 @@ TEST_CASE("max_pool2d 2x2: ties, NaN and odd sizes against the definition, and i
     for (int64_t q = 0; q < planes * oh * ow; ++q)
       want_grad[static_cast<size_t>(q / (oh * ow) * h * w + static_cast<int64_t>(want_indices[q]))] += seeds[q];
     CHECK(value_mismatch(values_of(x.grad()), want_grad) == "");
+    // max_pool2d returns no indices and keeps int32 ones for float32 on the CPU
+    // (Note [int32 pooling indices]): the same values and gradient, and a double
+    // backward (d/dseed of sum(grad_x * v)) that gathers v at the same argmax.
+    const Tensor x2 = x.detach().requires_grad_();
+    const Tensor out2 = gd::max_pool2d(x2, 2);
+    const std::vector<double> got2 = values_of(out2);
+    bool same2 = got2.size() == want.size();
+    for (size_t i = 0; same2 && i < got2.size(); ++i)
+      same2 = (std::isnan(got2[i]) && std::isnan(want[i])) || got2[i] == want[i];
+    CHECK(same2);
+    CHECK(out2.grad_fn()->name() == "MaxPool2DWithIndicesBackward0");
+    const Tensor seed2 = seed.detach().requires_grad_();
+    const Tensor gx = gd::autograd::grad({out2}, {x2}, {seed2}, true, true)[0];
+    CHECK(value_mismatch(values_of(gx), want_grad) == "");
+    const Tensor v = gd::testing::sample(x.sizes(), -1, 1, 8, dtype);
+    const Tensor gg = gd::autograd::grad({(gx * v).sum()}, {seed2})[0];
+    const std::vector<double> vs = values_of(v);
+    std::vector<double> want_gg;
+    for (int64_t q = 0; q < planes * oh * ow; ++q)
+      want_gg.push_back(vs[static_cast<size_t>(q / (oh * ow) * h * w + static_cast<int64_t>(want_indices[q]))]);
+    CHECK(value_mismatch(values_of(gg), want_gg) == "");
   }
 }
 
