@@ -2,6 +2,7 @@
 // iterator and named kernels, or the CUDA kernels on the device's stream.
 #include "kernels/elementwise.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -14,6 +15,10 @@
 namespace gradiens::kernels {
 
 namespace {
+
+// Elementwise results do not depend on the order their elements are visited in,
+// so these walk a channels_last (or otherwise permuted dense) output in memory order.
+constexpr auto kMemoryOrder = cpu::ElementwiseIterator::Order::Memory;
 
 int64_t numel_of(IntArrayRef shape) {
   int64_t n = 1;
@@ -52,13 +57,43 @@ bool dense_of_shape(const StridedRef& ref, IntArrayRef shape) {
   return ref.sizes == shape && is_row_major(shape, ref.strides);
 }
 
+// Whether `strides` lay `shape` out densely in some order of its dims (row-major,
+// channels_last, ...): sorted by stride, each dim's stride is the product of the
+// sizes inside it.
+bool dense_in_some_order(IntArrayRef shape, IntArrayRef strides) {
+  DimVector dims;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) dims.push_back(static_cast<int64_t>(d));
+  std::sort(dims.begin(), dims.end(), [&](int64_t x, int64_t y) { return strides[x] < strides[y]; });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+// Operands of the iteration shape that share one dense layout: the elementwise
+// map runs over their flat buffers.
+bool same_dense_layout(const StridedRef& out, const StridedRef& a, const StridedRef& b, IntArrayRef shape) {
+  return out.sizes == shape && a.sizes == shape && b.sizes == shape && a.strides == out.strides &&
+         b.strides == out.strides && dense_in_some_order(shape, out.strides);
+}
+
 // The flat vectorized kernel computes op when it is a plain +, - or * (alpha 1).
 bool vector_arith(Binary op, const Number& alpha, Arith& kind) {
   switch (op) {
-    case Binary::Add: kind = Arith::Add; return alpha.to_double() == 1;
-    case Binary::Sub: kind = Arith::Sub; return alpha.to_double() == 1;
-    case Binary::Mul: kind = Arith::Mul; return true;
-    default: return false;
+    case Binary::Add:
+      kind = Arith::Add;
+      return alpha.to_double() == 1;
+    case Binary::Sub:
+      kind = Arith::Sub;
+      return alpha.to_double() == 1;
+    case Binary::Mul:
+      kind = Arith::Mul;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -78,25 +113,25 @@ void binary(Binary op, ScalarType dtype, const StridedRef& out, const StridedRef
             IntArrayRef shape, const Number& alpha, const DeviceRef& device, std::string_view name) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape), cuda::shape_of(shape),
-                 alpha.to_double(), device.stream);
+    cuda::binary(op, dtype, cuda_strided(out, shape), cuda_strided(a, shape), cuda_strided(b, shape),
+                 cuda::shape_of(shape), alpha.to_double(), device.stream);
     return;
   }
   Arith kind{};
-  if ((dtype == kFloat32 || dtype == kFloat64) && vector_arith(op, alpha, kind) && dense_of_shape(out, shape) &&
-      dense_of_shape(a, shape) && dense_of_shape(b, shape)) {
+  if ((dtype == kFloat32 || dtype == kFloat64) && vector_arith(op, alpha, kind) &&
+      same_dense_layout(out, a, b, shape)) {
     dispatch_floating(dtype, name, [&]<class T>() {
       const T *ap = static_cast<const T*>(a.data), *bp = static_cast<const T*>(b.data);
       T* o = static_cast<T*>(out.data);
-      cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-        cpu::arith(kind, ap + lo, bp + lo, o + lo, hi - lo);
-      });
+      cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize,
+                        [&](int64_t lo, int64_t hi) { cpu::arith(kind, ap + lo, bp + lo, o + lo, hi - lo); });
     });
     return;
   }
   DimVector a_strides, b_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides),
-                                        operand(b, dtype, shape, b_strides)});
+  cpu::ElementwiseIterator iter(
+      shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)},
+      kMemoryOrder);
   cpu::binary(op, dtype, iter, alpha, name);
 }
 
@@ -114,7 +149,7 @@ void binary_scalar(Binary op, ScalarType dtype, const StridedRef& out, const Str
     return;
   }
   DimVector a_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)}, kMemoryOrder);
   cpu::binary_scalar(op, dtype, iter, scalar, scalar_first, alpha, name);
 }
 
@@ -140,7 +175,7 @@ void square(ScalarType dtype, const StridedRef& out, const StridedRef& a, IntArr
     return;
   }
   DimVector a_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(a, dtype, shape, a_strides)}, kMemoryOrder);
   cpu::square(dtype, iter, name);
 }
 
@@ -154,7 +189,8 @@ void integer_math(UnaryMath op, ScalarType dtype, const StridedRef& out, const S
     return;
   }
   DimVector in_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)},
+                                kMemoryOrder);
   cpu::integer_math(op, dtype, iter, name);
 }
 
@@ -167,8 +203,9 @@ void compare(Compare op, ScalarType dtype, const StridedRef& out, const StridedR
     return;
   }
   DimVector a_strides, b_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(a, dtype, shape, a_strides),
-                                        operand(b, dtype, shape, b_strides)});
+  cpu::ElementwiseIterator iter(
+      shape, {output_operand(out, kBool), operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)},
+      kMemoryOrder);
   cpu::compare(op, dtype, iter, name);
 }
 
@@ -181,7 +218,8 @@ void predicate(Predicate pred, ScalarType dtype, const StridedRef& out, const St
     return;
   }
   DimVector in_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(in, dtype, shape, in_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, kBool), operand(in, dtype, shape, in_strides)},
+                                kMemoryOrder);
   cpu::predicate(pred, dtype, iter, name);
 }
 
@@ -189,12 +227,12 @@ void clamp(ScalarType dtype, const StridedRef& out, const StridedRef& in, IntArr
            const Number* hi, const DeviceRef& device) {
   if (device.is_cuda()) {
     if (numel_of(shape) == 0) return;
-    cuda::clamp(dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape), lo, hi,
-                device.stream);
+    cuda::clamp(dtype, cuda_strided(out, shape), cuda_strided(in, shape), cuda::shape_of(shape), lo, hi, device.stream);
     return;
   }
   DimVector in_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)},
+                                kMemoryOrder);
   cpu::clamp(dtype, iter, lo, hi);
 }
 
@@ -207,7 +245,8 @@ void softplus(ScalarType dtype, const StridedRef& out, const StridedRef& in, Int
     return;
   }
   DimVector in_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(in, dtype, shape, in_strides)},
+                                kMemoryOrder);
   cpu::softplus(dtype, iter, beta, threshold);
 }
 
@@ -220,8 +259,10 @@ void where(ScalarType dtype, const StridedRef& out, const StridedRef& cond, cons
     return;
   }
   DimVector cond_strides, a_strides, b_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype), operand(cond, kBool, shape, cond_strides),
-                                        operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)});
+  cpu::ElementwiseIterator iter(shape,
+                                {output_operand(out, dtype), operand(cond, kBool, shape, cond_strides),
+                                 operand(a, dtype, shape, a_strides), operand(b, dtype, shape, b_strides)},
+                                kMemoryOrder);
   cpu::where(dtype, iter);
 }
 
@@ -241,15 +282,18 @@ void copy(ScalarType dst_dtype, const StridedRef& dst, ScalarType src_dtype, con
     dispatch_floating_and_reduced(narrowing ? dst_dtype : src_dtype, "copy_", [&]<class T>() {
       if constexpr (is_reduced_floating_point_v<T>) {
         cpu::parallel_for(0, numel_of(shape), cpu::kElementwiseGrainSize, [&](int64_t b, int64_t e) {
-          if (narrowing) cpu::convert(static_cast<const float*>(src.data) + b, static_cast<T*>(dst.data) + b, e - b);
-          else cpu::convert(static_cast<const T*>(src.data) + b, static_cast<float*>(dst.data) + b, e - b);
+          if (narrowing)
+            cpu::convert(static_cast<const float*>(src.data) + b, static_cast<T*>(dst.data) + b, e - b);
+          else
+            cpu::convert(static_cast<const T*>(src.data) + b, static_cast<float*>(dst.data) + b, e - b);
         });
       }
     });
     return;
   }
   DimVector src_strides;
-  cpu::ElementwiseIterator iter(shape, {output_operand(dst, dst_dtype), operand(src, src_dtype, shape, src_strides)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(dst, dst_dtype), operand(src, src_dtype, shape, src_strides)},
+                                kMemoryOrder);
   cpu::cast(dst_dtype, src_dtype, iter);
 }
 
@@ -261,7 +305,7 @@ void fill(ScalarType dtype, const StridedRef& out, IntArrayRef shape, const Numb
     cuda::fill(dtype, out.data, n, value, device.stream);
     return;
   }
-  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)});
+  cpu::ElementwiseIterator iter(shape, {output_operand(out, dtype)}, kMemoryOrder);
   cpu::fill(dtype, iter, value);
 }
 

@@ -52,7 +52,9 @@ template <class F>
 Tensor scalar_arith(const Tensor& a, const Scalar& s, std::string_view op, F f, const Tensor& inplace_out = {}) {
   ScalarType dt = inplace_out.defined() ? inplace_out.dtype() : result_type(a, s, op);
   Tensor ac = a.dtype() == dt ? a : a.to(dt);
-  Tensor out = inplace_out.defined() ? inplace_out : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()));
+  Tensor out = inplace_out.defined() ? inplace_out
+                                     : empty(a.sizes(), TensorOptions().dtype(dt).device(a.device()).memory_format(
+                                                            elementwise_format(a.sizes(), {&a})));
   if constexpr (requires { F::squares; }) {
     kernels::square(dt, cuda_seam::buffer_of(out), cuda_seam::buffer_of(ac), out.sizes(), cuda_seam::device_of(out), op);
   } else {

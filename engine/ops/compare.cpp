@@ -30,7 +30,8 @@ Tensor compare(const Tensor& a, const Scalar& s, std::string_view op, kernels::C
 using kernels::Compare;
 
 Tensor predicate(const Tensor& x, std::string_view op, kernels::Predicate pred) {
-  Tensor out = empty(x.sizes(), TensorOptions().dtype(kBool).device(x.device()));
+  Tensor out = empty(x.sizes(),
+                     TensorOptions().dtype(kBool).device(x.device()).memory_format(elementwise_format(x.sizes(), {&x})));
   kernels::predicate(pred, x.dtype(), cuda_seam::buffer_of(out), cuda_seam::buffer_of(x), out.sizes(),
                      cuda_seam::device_of(out), op);
   return out;
@@ -50,7 +51,8 @@ struct Where {
       if (t->device().is_cuda() && !on_device->device().is_cuda()) on_device = t;
     for (const Tensor* t : {&condition, &a, &b}) common_device(*on_device, *t, "where");
     const Device device = on_device->device();
-    Tensor out = empty(shape, TensorOptions().dtype(dt).device(device));
+    Tensor out = empty(shape, TensorOptions().dtype(dt).device(device).memory_format(
+                                  elementwise_format(shape, {&condition, &a, &b})));
     Tensor ac = a.to(dt), bc = b.to(dt);
     cuda_seam::where_op(out, condition, ac, bc);
     return out;

@@ -114,6 +114,17 @@ Tensor copy_if_overlapping(const Tensor& input, const Tensor& out) {
   return input.clone();
 }
 
+MemoryFormat elementwise_format(IntArrayRef shape, std::initializer_list<const Tensor*> operands) {
+  if (shape.size() != 4) return MemoryFormat::Contiguous;
+  for (const Tensor* t : operands) {
+    if (!t->defined() || t->sizes() != shape) continue;
+    const bool rows = t->is_contiguous(), channels_last = t->is_contiguous(MemoryFormat::ChannelsLast);
+    if (rows && channels_last) continue;
+    return channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  }
+  return MemoryFormat::Contiguous;
+}
+
 BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
                               std::string_view op, const Tensor& inplace_out) {
   const Device device = common_device(a, b, op);
@@ -126,7 +137,9 @@ BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compu
     if (compute_dtype == out_dtype) compute_dtype = inplace_out.dtype();
     ops.out = inplace_out;
   } else {
-    ops.out = empty(broadcast_shapes(a.sizes(), b.sizes()), TensorOptions().dtype(out_dtype).device(device));
+    const DimVector shape = broadcast_shapes(a.sizes(), b.sizes());
+    ops.out = empty(shape, TensorOptions().dtype(out_dtype).device(device).memory_format(
+                               elementwise_format(shape, {&a, &b})));
   }
   ops.a = a.dtype() == compute_dtype ? a : a.to(compute_dtype);
   ops.b = b.dtype() == compute_dtype ? b : b.to(compute_dtype);

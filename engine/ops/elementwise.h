@@ -45,6 +45,12 @@ void check_no_internal_overlap(const Tensor& out);
 // otherwise read values it already overwrote.
 Tensor copy_if_overlapping(const Tensor& input, const Tensor& out);
 
+// The layout of a new elementwise result of `shape`, by PyTorch's rule
+// (TensorIterator's): the first operand of the full shape whose strides say one
+// layout decides, a channels_last one (4-d) giving channels_last; an ambiguous
+// operand (C == 1, or H == W == 1) leaves it to the next; row-major otherwise.
+MemoryFormat elementwise_format(IntArrayRef shape, std::initializer_list<const Tensor*> operands);
+
 BinaryOperands prepare_binary(const Tensor& a, const Tensor& b, ScalarType compute_dtype, ScalarType out_dtype,
                               std::string_view op, const Tensor& inplace_out = Tensor());
 

@@ -27,8 +27,16 @@ class ElementwiseIterator {
  public:
   static constexpr int kMaxOperands = 4;
 
-  // operands[0] is the output. `shape` is the iteration (output) shape.
-  ElementwiseIterator(IntArrayRef shape, std::initializer_list<Operand> operands) {
+  // The order the elements are visited in: the shape's (row-major), or, for
+  // operations whose result does not depend on it, the output's memory order.
+  enum class Order { Logical, Memory };
+
+  // operands[0] is the output. `shape` is the iteration (output) shape. With
+  // Order::Memory the dims are first sorted by the output's strides, largest
+  // first (ties keep their order), so that a channels_last output and inputs
+  // coalesce into one dense run as a row-major one would; an output with
+  // repeated elements (a zero stride) keeps the logical order.
+  ElementwiseIterator(IntArrayRef shape, std::initializer_list<Operand> operands, Order order = Order::Logical) {
     num_operands_ = static_cast<int>(operands.size());
     numel_ = 1;
     for (int64_t s : shape) numel_ *= s;
@@ -38,8 +46,17 @@ class ElementwiseIterator {
       element_size_[k] = op.element_size;
       ++k;
     }
+    DimVector dims(shape.size());
+    for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
+    if (order == Order::Memory) {
+      const IntArrayRef out = operands.begin()->strides;
+      bool distinct = true;
+      for (size_t d = 0; d < shape.size(); ++d) distinct = distinct && (shape[d] == 1 || out[d] != 0);
+      if (distinct)
+        std::stable_sort(dims.begin(), dims.end(), [&](int64_t x, int64_t y) { return out[x] > out[y]; });
+    }
     // Drop size-1 dims, then merge neighbours that are contiguous for every operand.
-    for (size_t d = 0; d < shape.size(); ++d) {
+    for (const int64_t d : dims) {
       if (shape[d] == 1) continue;
       int64_t size = shape[d];
       if (!shape_.empty()) {

@@ -545,3 +545,43 @@ TEST_CASE("a conv, batch_norm, pool stack stays channels_last end to end") {
   CHECK(nhwc_only(x.grad()));
   CHECK(w.grad().is_contiguous());
 }
+
+TEST_CASE("elementwise results keep channels_last by PyTorch's rule, with the same values") {
+  // python3 (torch 1.13): the layout of each result, "CL" channels_last only, "C" row-major.
+  const Tensor a = sample({2, 3, 4, 5}, -1, 1, 40), b = cl(sample({2, 3, 4, 5}, -1, 1, 41));
+  const Tensor bias = sample({3, 1, 1}, -1, 1, 42), bias4 = sample({1, 3, 1, 1}, -1, 1, 43);
+  const Tensor grey = sample({2, 1, 4, 5}, -1, 1, 44);
+  const Tensor ambiguous = cl(sample({2, 3, 1, 1}, -1, 1, 45)), plain_pixel = sample({2, 3, 1, 1}, -1, 1, 46);
+  struct Case {
+    const char* what;
+    Tensor result, reference;  // the reference computed on row-major copies
+    bool channels_last;
+  };
+  const Tensor ac = a.contiguous(), bc = b.contiguous();
+  const std::vector<Case> cases = {
+      {"C + CL", a + b, ac + bc, false},
+      {"CL + C", b + a, bc + ac, true},
+      {"CL + CL", b * b, bc * bc, true},
+      {"CL * 2", b * 2, bc * 2, true},
+      {"CL + bias [3, 1, 1]", b + bias, bc + bias, true},
+      {"bias [3, 1, 1] + CL", bias + b, bias + bc, true},
+      {"bias [1, 3, 1, 1] - CL", bias4 - b, bias4 - bc, true},
+      {"CL > 0", b > 0, bc > 0, true},
+      {"where(CL > 0, CL, C)", gd::where(b > 0, b, a), gd::where(bc > 0, bc, ac), true},
+      {"where(C > 0, CL, CL)", gd::where(a > 0, b, b), gd::where(ac > 0, bc, bc), false},
+      {"grey [2, 1, 4, 5] + CL", grey + b, grey + bc, true},
+      {"maximum(CL, C)", gd::maximum(b, a), gd::maximum(bc, ac), true},
+      {"CL pow 2", b.pow(2), bc.pow(2), true},
+      {"ambiguous [2, 3, 1, 1] + C", ambiguous + plain_pixel, ambiguous.contiguous() + plain_pixel, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    CHECK((c.channels_last ? nhwc_only(c.result) : c.result.is_contiguous()));
+    CHECK(value_mismatch(c.result, c.reference, 0, 0) == "");
+  }
+  // Gradients through channels_last arithmetic stay channels_last.
+  Tensor leaf = b.detach().clone().requires_grad_();
+  (gd::relu(leaf) * 3 + bias).sum().backward();
+  CHECK(nhwc_only(leaf.grad()));
+  CHECK(value_mismatch(leaf.grad(), gd::where(bc > 0, 3.0, 0.0), 0, 0) == "");
+}
