@@ -27,7 +27,7 @@ bool anomaly_enabled = false;
 bool anomaly_check_nan = true;
 // The node whose backward runs now on this thread (the parent of nodes a
 // create_graph backward records, in anomaly mode).
-thread_local Node* current_node = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local Node* current_node = nullptr;
 // Ids of the backward passes running on this thread, outermost first (a hook
 // or a checkpointed backward can start a pass inside another).
 thread_local std::vector<uint64_t> active_graph_tasks;
