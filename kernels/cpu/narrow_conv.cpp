@@ -31,6 +31,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/parallel.h"
@@ -104,20 +106,14 @@ HWY_INLINE void forward_taps(D d, const T* corner, const int64_t* offset, const 
   }
 }
 
-template <class D, class T = hn::TFromD<D>>
-void forward_taps_dispatch(int64_t taps, D d, const T* corner, const int64_t* offset, const T* weight, const T* bias,
-                           int64_t outs, int64_t plane, T* at) {
-  switch (taps) {
-#define GRADIENS_NARROW_CASE(K) \
-  case K:                       \
-    return forward_taps<K>(d, corner, offset, weight, bias, outs, plane, at);
-    GRADIENS_NARROW_CASE(1)
-    GRADIENS_NARROW_CASE(2) GRADIENS_NARROW_CASE(3) GRADIENS_NARROW_CASE(4) GRADIENS_NARROW_CASE(5)
-        GRADIENS_NARROW_CASE(6) GRADIENS_NARROW_CASE(7) GRADIENS_NARROW_CASE(8) GRADIENS_NARROW_CASE(9)
-            GRADIENS_NARROW_CASE(10) GRADIENS_NARROW_CASE(11) GRADIENS_NARROW_CASE(12)
-#undef GRADIENS_NARROW_CASE
-                default : break;
+// Calls f(std::integral_constant<int, taps>{}) for taps in [1, kMaxNarrowTaps], so
+// that the kernels' tap loops have constant trip counts (their vectors stay in registers).
+template <class F>
+HWY_INLINE void with_tap_count(int64_t taps, F&& f) {
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    (void)((taps == K + 1 ? (f(std::integral_constant<int, K + 1>{}), true) : false) || ...);
   }
+  (std::make_integer_sequence<int, static_cast<int>(kMaxNarrowTaps)>{});
 }
 
 // Output channels go in groups of 8, a group's rows written one vector position
@@ -139,9 +135,11 @@ void forward_loop(const Conv2dGeometry& g, const T* input, const T* weight, cons
         for (int64_t oh = 0; oh < g.out_h; ++oh)
           for (int64_t ow = 0;; ow = std::min(ow + lanes, last_start(g.out_w, lanes))) {
             // Overlapping outputs of the last vector are computed twice, the same way.
-            forward_taps_dispatch(image.taps, d, image.data.data() + oh * image.width + ow, image.tap_offset.data(),
-                                  weight + group * image.taps, bias != nullptr ? bias + group : nullptr, count, plane,
-                                  out + oh * g.out_w + ow);
+            with_tap_count(image.taps, [&](auto taps) {
+              forward_taps<decltype(taps)::value>(d, image.data.data() + oh * image.width + ow, image.tap_offset.data(),
+                                                  weight + group * image.taps, bias != nullptr ? bias + group : nullptr,
+                                                  count, plane, out + oh * g.out_w + ow);
+            });
             if (ow == last_start(g.out_w, lanes)) break;
           }
       }
@@ -185,22 +183,6 @@ HWY_INLINE void weight_taps(D d, const Conv2dGeometry& g, const PaddedImage<T>& 
   if (gb != nullptr) *gb += hn::GetLane(hn::SumOfLanes(d, sum));
 }
 
-template <class D, class T = hn::TFromD<D>>
-void weight_taps_dispatch(int64_t taps, D d, const Conv2dGeometry& g, const PaddedImage<T>& image,
-                          const int64_t* offset, const T* gy, T* gw, T* gb) {
-  switch (taps) {
-#define GRADIENS_NARROW_CASE(K) \
-  case K:                       \
-    return weight_taps<K>(d, g, image, offset, gy, gw, gb);
-    GRADIENS_NARROW_CASE(1)
-    GRADIENS_NARROW_CASE(2) GRADIENS_NARROW_CASE(3) GRADIENS_NARROW_CASE(4) GRADIENS_NARROW_CASE(5)
-        GRADIENS_NARROW_CASE(6) GRADIENS_NARROW_CASE(7) GRADIENS_NARROW_CASE(8) GRADIENS_NARROW_CASE(9)
-            GRADIENS_NARROW_CASE(10) GRADIENS_NARROW_CASE(11) GRADIENS_NARROW_CASE(12)
-#undef GRADIENS_NARROW_CASE
-                default : break;
-  }
-}
-
 template <class T>
 void backward_weight_loop(const Conv2dGeometry& g, const T* grad_output, const T* input, T* grad_weight, T* grad_bias) {
   const hn::ScalableTag<T> d;
@@ -214,8 +196,11 @@ void backward_weight_loop(const Conv2dGeometry& g, const T* grad_output, const T
     for (int64_t n = 0; n < g.batch; ++n) {
       image.load(g, input, n);
       for (int64_t o = begin; o < end; ++o)
-        weight_taps_dispatch(taps, d, g, image, image.tap_offset.data(), grad_output + (n * outs + o) * plane,
-                             grad_weight + o * taps, grad_bias != nullptr ? grad_bias + o : nullptr);
+        with_tap_count(taps, [&](auto count) {
+          weight_taps<decltype(count)::value>(d, g, image, image.tap_offset.data(),
+                                              grad_output + (n * outs + o) * plane, grad_weight + o * taps,
+                                              grad_bias != nullptr ? grad_bias + o : nullptr);
+        });
     }
   });
 }
