@@ -108,6 +108,9 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
   constexpr int kFull = NV > 0 ? NV : 1;  // array extents must be positive
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto tail_mask = hn::FirstN(dt, static_cast<size_t>(kHasTail ? tail : 0));
+  // A tail that fills its (half) vector takes plain loads and stores: AVX-512
+  // masked ones cost Zen cores far more, even with every lane on.
+  const bool whole_tail = kHasTail && tail == static_cast<int64_t>(hn::Lanes(dt));
   V acc[MR][kFull];
   VT acc_tail[MR];
 #pragma GCC unroll 8
@@ -124,7 +127,8 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) b_vec[v] = hn::LoadU(d, b_row + v * lanes);
     VT b_tail;
-    if constexpr (kHasTail) b_tail = hn::MaskedLoad(tail_mask, dt, b_row + NV * lanes);
+    if constexpr (kHasTail)
+      b_tail = whole_tail ? hn::LoadU(dt, b_row + NV * lanes) : hn::MaskedLoad(tail_mask, dt, b_row + NV * lanes);
     const double* a_p = a_tile + p * o.a_col;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
@@ -132,7 +136,8 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
       const V a_vec = hn::Set(d, a_value);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a_vec, b_vec[v], acc[r][v]);
-      if constexpr (kHasTail) acc_tail[r] = hn::MulAdd(hn::Set(dt, a_value), b_tail, acc_tail[r]);
+      if constexpr (TAIL == Tail::kHalf) acc_tail[r] = hn::MulAdd(hn::LowerHalf(dh, a_vec), b_tail, acc_tail[r]);
+      if constexpr (TAIL == Tail::kFull) acc_tail[r] = hn::MulAdd(a_vec, b_tail, acc_tail[r]);
     }
   }
   const bool read_c = !first_chunk || o.beta != 0.0;
@@ -150,8 +155,12 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
     }
     if constexpr (kHasTail) {
       double* c_ptr = c_row + NV * lanes;
-      const VT old = read_c ? hn::MaskedLoad(tail_mask, dt, c_ptr) : hn::Zero(dt);
-      hn::BlendedStore(finish(dt, acc_tail[r], old), tail_mask, dt, c_ptr);
+      if (whole_tail) {
+        hn::StoreU(finish(dt, acc_tail[r], read_c ? hn::LoadU(dt, c_ptr) : hn::Zero(dt)), dt, c_ptr);
+      } else {
+        const VT old = read_c ? hn::MaskedLoad(tail_mask, dt, c_ptr) : hn::Zero(dt);
+        hn::BlendedStore(finish(dt, acc_tail[r], old), tail_mask, dt, c_ptr);
+      }
     }
   }
 }
