@@ -87,9 +87,10 @@ void* allocate(size_t bytes) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   void* ptr = nullptr;
-  std::vector<void*>& blocks = s.free_blocks[free_list_of(cls)];
+  const size_t list = free_list_of(cls);
+  std::vector<void*>& blocks = s.free_blocks[list];
   if (!blocks.empty()) {
-    s.last_use[free_list_of(cls)] = ++s.tick;
+    s.last_use[list] = ++s.tick;
     ptr = blocks.back();
     blocks.pop_back();
     s.cached_bytes -= static_cast<int64_t>(cls);

@@ -661,8 +661,9 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, In
 
 namespace {
 
-// Max pooling with its indices in `index_dtype`: int64 as PyTorch returns them,
-// or int32 where only the backward reads them (Note [int32 pooling indices]).
+// Max pooling and its indices: int64 as PyTorch returns them, or, for
+// `internal_indices` that only the backward reads, int32 where they fit (Note
+// [int32 pooling indices]).
 std::tuple<Tensor, Tensor> max_pool2d_indexed(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
                                               IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                               bool internal_indices) {

@@ -18,16 +18,17 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/narrow_conv.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/error.h"
 #include "kernels/cpu/vector_math.h"
+#include "kernels/error.h"
 
 namespace gradiens::kernels::cpu {
 namespace {
@@ -570,6 +571,23 @@ bool onednn_conv_backward(const Conv2dGeometry& g, const float* grad_output, con
   return true;
 }
 
+// The direct kernels of narrow_conv.h, when they take the geometry (float32 and float64).
+template <class T>
+bool direct_forward(const Conv2dGeometry& g, const T* input, const T* weight, const T* bias, T* output) {
+  if (!narrow_conv_applies(g)) return false;
+  record_run(testing::ConvKernel::Forward, g, "direct");
+  narrow_conv_forward(g, input, weight, bias, output);
+  return true;
+}
+template <class T>
+bool direct_backward_weight(const Conv2dGeometry& g, const T* grad_output, const T* input, T* grad_weight,
+                            std::type_identity_t<T>* grad_bias) {
+  if (!narrow_conv_applies(g)) return false;
+  record_run(testing::ConvKernel::BackwardWeight, g, "direct");
+  narrow_conv_backward_weight(g, grad_output, input, grad_weight, grad_bias);
+  return true;
+}
+
 bool empty_conv(const Conv2dGeometry& g) {
   return g.batch == 0 || g.out_channels == 0 || g.out_h == 0 || g.out_w == 0 || g.in_channels == 0;
 }
@@ -864,11 +882,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* we
         output[i] = bias[g.layout == Layout::NHWC ? i % g.out_channels : i / (g.out_h * g.out_w) % g.out_channels];
     return;
   }
-  if (narrow_conv_applies(g)) {
-    record_run(testing::ConvKernel::Forward, g, "direct");
-    narrow_conv_forward(g, input, weight, bias, output);
-    return;
-  }
+  if (direct_forward(g, input, weight, bias, output)) return;
   if (onednn_conv(g, bias != nullptr ? ConvPass::ForwardBias : ConvPass::Forward, input, weight, bias, output))
     return;
   record_run(testing::ConvKernel::Forward, g, "gemm");
@@ -877,11 +891,7 @@ void conv2d_forward(const Conv2dGeometry& g, const float* input, const float* we
 
 void conv2d_forward(const Conv2dGeometry& g, const double* input, const double* weight, const double* bias,
                     double* output) {
-  if (narrow_conv_applies(g)) {
-    record_run(testing::ConvKernel::Forward, g, "direct");
-    narrow_conv_forward(g, input, weight, bias, output);
-    return;
-  }
+  if (direct_forward(g, input, weight, bias, output)) return;
   record_run(testing::ConvKernel::Forward, g, "gemm");
   gemm_conv_forward(g, input, weight, bias, output);
 }
@@ -901,11 +911,7 @@ void conv2d_backward_input(const Conv2dGeometry& g, const double* grad_output, c
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const float* grad_output, const float* input,
                             float* grad_weight) {
-  if (narrow_conv_applies(g)) {
-    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
-    narrow_conv_backward_weight(g, grad_output, input, grad_weight, nullptr);
-    return;
-  }
+  if (direct_backward_weight(g, grad_output, input, grad_weight, nullptr)) return;
   if (!empty_conv(g) && onednn_conv(g, ConvPass::BackwardWeight, input, grad_weight, nullptr, grad_output)) return;
   record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
@@ -915,8 +921,7 @@ bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const fl
                      float* grad_input, float* grad_weight, float* grad_bias) {
   if (grad_weight != nullptr && narrow_conv_applies(g)) {
     if (grad_input != nullptr) conv2d_backward_input(g, grad_output, weight, grad_input);
-    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
-    narrow_conv_backward_weight(g, grad_output, input, grad_weight, grad_bias);
+    direct_backward_weight(g, grad_output, input, grad_weight, grad_bias);
     return grad_bias != nullptr;
   }
   if (grad_weight != nullptr && !empty_conv(g) &&
@@ -929,11 +934,7 @@ bool conv2d_backward(const Conv2dGeometry& g, const float* grad_output, const fl
 
 void conv2d_backward_weight(const Conv2dGeometry& g, const double* grad_output, const double* input,
                             double* grad_weight) {
-  if (narrow_conv_applies(g)) {
-    record_run(testing::ConvKernel::BackwardWeight, g, "direct");
-    narrow_conv_backward_weight(g, grad_output, input, grad_weight, nullptr);
-    return;
-  }
+  if (direct_backward_weight(g, grad_output, input, grad_weight, nullptr)) return;
   record_run(testing::ConvKernel::BackwardWeight, g, "gemm");
   gemm_conv_backward_weight(g, grad_output, input, grad_weight);
 }
