@@ -397,10 +397,12 @@ DimIndex dim_index(const Tensor& index, int64_t dim, size_t rank) {
 
 // index_select along dim 0 of a contiguous tensor: whole rows, one memcpy
 // each (a batch gathered from a data set). False, having copied nothing, when
-// an index is out of range: the general path then reports it.
+// an index is out of range (every index is, in a tensor of no rows): the
+// general path then reports it.
 bool copy_rows(const Tensor& self, const Tensor& index, Tensor& out) {
-  const Tensor indices = index.to(kInt64).contiguous();
   const int64_t rows = self.size(0);
+  if (rows == 0) return false;
+  const Tensor indices = index.to(kInt64).contiguous();
   const int64_t row_bytes = self.numel() / rows * static_cast<int64_t>(self.element_size());
   return kernels::gather_rows(self.data_ptr(), rows, row_bytes, static_cast<const int64_t*>(indices.data_ptr()),
                               indices.numel(), out.data_ptr(), cuda_seam::device_of(self));
@@ -415,6 +417,8 @@ struct IndexSelect {
     check_same_device(self, index, "index_select");
     GD_CHECK(self.dim() > 0 || index.numel() == 1,
              fmt::format("index_select(): Index to scalar can have only 1 value, got {} value(s)", index.numel()));
+    GD_CHECK(self.dim() == 0 || self.size(dim) > 0 || index.numel() == 0,
+             "index_select(): self indexing axis dim should be positive");
     ctx.save_for_backward(index);
     ctx.shape = self.sizes().dims();
     ctx.ints = {dim};

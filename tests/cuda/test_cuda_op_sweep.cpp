@@ -72,27 +72,12 @@ Run run(const gd::autograd::TensorFunction& fn, const std::vector<Tensor>& input
   return r;
 }
 
-// The op's inputs with their leading dimension made 0 wherever it equals the
-// first input's (so shapes that matched still match), or nothing when the
-// first input has no dimension to empty.
-std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op) {
-  if (op.inputs.empty() || op.inputs[0].shape.empty()) return std::nullopt;
-  const int64_t leading = op.inputs[0].shape[0];
-  std::vector<Tensor> inputs;
-  for (const gd::testing::InputSpec& spec : op.inputs) {
-    std::vector<int64_t> shape = spec.shape;
-    if (!shape.empty() && shape[0] == leading) shape[0] = 0;
-    inputs.push_back(gd::testing::sample(shape, spec.lo, spec.hi, 3).detach().requires_grad_());
-  }
-  return inputs;
-}
-
 }  // namespace
 
 TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's refusal") {
   int compared = 0, refused = 0, not_yet = 0;
   for (const OpInfo& op : gd::testing::differentiable_ops()) {
-    auto inputs = emptied_inputs(op);
+    auto inputs = gd::testing::emptied_inputs(op);
     if (!inputs) continue;
     INFO(op.name << " (empty)");
     Run cpu;

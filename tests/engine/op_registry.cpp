@@ -435,6 +435,18 @@ const std::vector<OpInfo>& differentiable_ops() {
   return table;
 }
 
+std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op) {
+  if (op.inputs.empty() || op.inputs[0].shape.empty()) return std::nullopt;
+  const int64_t leading = op.inputs[0].shape[0];
+  std::vector<Tensor> inputs;
+  for (const InputSpec& spec : op.inputs) {
+    std::vector<int64_t> shape = spec.shape;
+    if (!shape.empty() && shape[0] == leading) shape[0] = 0;
+    inputs.push_back(sample(shape, spec.lo, spec.hi, 3).detach().requires_grad_());
+  }
+  return inputs;
+}
+
 std::optional<VariantCase> make_variant(const OpInfo& op, Variant variant) {
   // Fixed per op and input, so a failure reproduces.
   uint64_t seed = std::hash<std::string>{}(op.name) % 100000;

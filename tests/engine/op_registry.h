@@ -93,4 +93,9 @@ struct VariantCase {
 };
 std::optional<VariantCase> make_variant(const OpInfo& op, Variant variant);
 
+// The op's inputs with their leading dimension made 0 wherever it equals the
+// first input's (so shapes that matched still match), or nothing when the
+// first input has no dimension to empty.
+std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op);
+
 }  // namespace gradiens::testing

@@ -398,6 +398,9 @@ TEST_CASE("scatter, index_select, index_add, masked_select errors match PyTorch"
       {"index_select index 4", [&] { z.index_select(1, i64({0, 4})); }, "index 4 is out of bounds for dimension 1 with size 4"},
       {"index_select index -1", [&] { z.index_select(1, i64({0, -1})); },
        "index -1 is out of bounds for dimension 1 with size 4"},
+      // PyTorch 1.13's text, for a nonempty index into a dimension of size 0.
+      {"index_select from no rows", [] { gd::empty({0, 3}).index_select(0, i64({0})); },
+       "index_select(): self indexing axis dim should be positive"},
       {"index_select dim 2", [&] { z.index_select(2, i64({0})); },
        "index_select: Dimension out of range (expected to be in range of [-2, 1], but got 2)"},
       {"index_select 0-dim self, 2 indices", [] { gd::scalar_tensor(5.0).index_select(0, i64({0, 0})); },

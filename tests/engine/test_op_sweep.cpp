@@ -142,3 +142,32 @@ TEST_CASE("gradcheck refuses inputs whose elements overlap") {
         "gradcheck: input 0 has a dimension with stride 0; gradcheck needs inputs whose elements do not overlap (pass "
         "the unexpanded tensor and expand inside the function)");
 }
+
+TEST_CASE("every op on empty inputs returns a result with its gradients, or refuses with gradiens::Error") {
+  int ran = 0, refused = 0;
+  for (const auto& op : differentiable_ops()) {
+    auto inputs = gd::testing::emptied_inputs(op);
+    if (!inputs) continue;
+    INFO(op.name << " (empty)");
+    try {
+      std::vector<Tensor> outputs = op.fn(*inputs);
+      std::vector<Tensor> roots, seeds, wrt;
+      for (const Tensor& out : outputs)
+        if (out.defined() && out.requires_grad()) {
+          roots.push_back(out);
+          seeds.push_back(gd::ones_like(out));
+        }
+      for (const Tensor& x : *inputs) wrt.push_back(x);
+      if (!roots.empty()) {
+        std::vector<Tensor> grads = gd::autograd::grad(roots, wrt, seeds, std::nullopt, false, /*allow_unused=*/true);
+        for (size_t i = 0; i < grads.size(); ++i)
+          if (grads[i].defined()) CHECK(grads[i].sizes() == wrt[i].sizes());
+      }
+      ++ran;
+    } catch (const gd::Error&) {
+      ++refused;
+    }
+  }
+  MESSAGE(ran << " ops ran on empty inputs, " << refused << " refused");
+  CHECK(ran >= 100);
+}
