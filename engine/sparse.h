@@ -15,6 +15,9 @@ namespace gradiens {
 // not be given it (the functions below check is_sparse and say so).
 // is_coalesced = true is trusted, as in PyTorch: the indices must then be sorted
 // row-major without duplicates, or sparse::mm sums entries into the wrong rows.
+// A sparse tensor lives on its values' device (indices on the same one); the
+// index bookkeeping (checks, sorting, row starts) runs on a host copy of the
+// indices, the products and sums on the device.
 Tensor sparse_coo_tensor(const Tensor& indices, const Tensor& values, IntArrayRef size, bool is_coalesced = false);
 bool is_sparse(const Tensor& t);
 // The indices and values of a coalesced sparse tensor, as PyTorch's indices()/values().

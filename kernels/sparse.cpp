@@ -1,16 +1,21 @@
-// The sparse times dense product (kernels/sparse.h) on the CPU.
+// The sparse times dense product (kernels/sparse.h): the CPU loop, and the
+// dispatch to its CUDA kernel.
 #include "kernels/sparse.h"
 
 #include <algorithm>
 
 #include "kernels/cpu/parallel.h"
+#include "kernels/cuda/indexing.h"
 #include "kernels/error.h"
 
 namespace gradiens::kernels {
 
 void sparse_dense_mm(ScalarType dtype, const int64_t* row_start, const int64_t* col_of, const void* values,
                      int64_t nnz, const void* dense, int64_t rows, int64_t n, void* out, const DeviceRef& device) {
-  GD_INTERNAL_ASSERT(!device.is_cuda(), "kernels::sparse_dense_mm has no CUDA kernel");
+  if (device.is_cuda()) {
+    cuda::sparse_dense_mm(dtype, row_start, col_of, values, dense, rows, n, out, device.stream);
+    return;
+  }
   dispatch_floating(dtype, "sparse.mm", [&]<class T> {
     const T* v = static_cast<const T*>(values);
     const T* d = static_cast<const T*>(dense);

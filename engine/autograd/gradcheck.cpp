@@ -119,8 +119,10 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
       for (int64_t m = 0; m < n_in; ++m) {
         // The element's address in a possibly non-contiguous input.
         int64_t rem = m, offset = 0;
+        DimVector position(static_cast<size_t>(x.dim()));
         for (int64_t d = x.dim() - 1; d >= 0; --d) {
-          offset += (rem % x.sizes()[d]) * x.strides()[d];
+          position[static_cast<size_t>(d)] = rem % x.sizes()[d];
+          offset += position[static_cast<size_t>(d)] * x.strides()[d];
           rem /= x.sizes()[d];
         }
         std::vector<Tensor> plus, minus;
@@ -133,11 +135,13 @@ bool gradcheck(const TensorFunction& fn, const std::vector<Tensor>& inputs, Grad
           minus = evaluate(fn, inputs);
           *elem = original;
         } else {
-          // On a device the element is written through a one-element view,
-          // without bumping the version (as the raw write above): graphs
-          // recorded before the perturbation stay usable.
+          // On a device the element is written through a one-element view
+          // (selected, so any layout works), without bumping the version (as
+          // the raw write above): graphs recorded before the perturbation stay
+          // usable.
           NoGradGuard no_grad;
-          Tensor elem = flat.as_strided({}, {}, flat.storage_offset() + offset);
+          Tensor elem = flat;
+          for (int64_t i : position) elem = elem.select(0, i);
           const double original = elem.item<double>();
           cuda_seam::fill(elem, original + options.eps);
           plus = evaluate(fn, inputs);

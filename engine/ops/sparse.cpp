@@ -64,15 +64,18 @@ std::vector<int64_t> row_major_order(const int64_t* idx, int64_t ndim, int64_t n
   return order;
 }
 
-Tensor int64_tensor(const std::vector<int64_t>& data, IntArrayRef sizes) {
+// Host-built int64 data as a tensor on `device`.
+Tensor int64_tensor(const std::vector<int64_t>& data, IntArrayRef sizes, Device device) {
   Tensor t = empty(sizes, TensorOptions().dtype(kInt64));
   std::copy(data.begin(), data.end(), t.cpu_data_ptr<int64_t>());
-  return t;
+  return t.to(device);
 }
 
 // out (M, N) = S (M, K) @ dense (K, N), S given as coalesced COO (rows sorted).
 // Each output row is summed by one thread in index order, so the result does
-// not depend on the thread count.
+// not depend on the thread count. The row bookkeeping is done on the host (a
+// copy of the indices, for a GPU tensor); the product runs on the operands'
+// device.
 struct SparseMM {
   static constexpr std::string_view name = "SparseMmBackward";
   static Tensor forward(Ctx& ctx, const Tensor& indices, const Tensor& values, const Tensor& dense, int64_t rows,
@@ -81,16 +84,18 @@ struct SparseMM {
     ctx.extra = {indices};
     ctx.ints = {rows, cols};
     const int64_t nnz = indices.size(1), n = dense.size(1);
-    const int64_t* row_of = indices.cpu_data_ptr<int64_t>();
-    const int64_t* col_of = row_of + nnz;
+    const Tensor host_indices = indices.cpu();
+    const int64_t* row_of = host_indices.cpu_data_ptr<int64_t>();
     // row_start[r] .. row_start[r + 1] are the entries of row r.
     std::vector<int64_t> row_start(static_cast<size_t>(rows) + 1, 0);
     for (int64_t k = 0; k < nnz; ++k) ++row_start[static_cast<size_t>(row_of[k]) + 1];
     std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
+    const Tensor starts = int64_tensor(row_start, {rows + 1}, dense.device());
+    const int64_t* col_of = static_cast<const int64_t*>(indices.data_ptr()) + nnz;
     Tensor vals = values.contiguous(), mat = dense.contiguous();
     Tensor out = zeros({rows, n}, dense.options());
-    kernels::sparse_dense_mm(dense.dtype(), row_start.data(), col_of, vals.data_ptr(), nnz, mat.data_ptr(), rows, n,
-                             out.data_ptr(), cuda_seam::device_of(out));
+    kernels::sparse_dense_mm(dense.dtype(), static_cast<const int64_t*>(starts.data_ptr()), col_of, vals.data_ptr(),
+                             nnz, mat.data_ptr(), rows, n, out.data_ptr(), cuda_seam::device_of(out));
     return out;
   }
   static GradList backward(Ctx& ctx, const Tensor& g) {
@@ -104,7 +109,8 @@ struct SparseMM {
     }
     if (ctx.needs_input_grad(2)) {
       // S^T g, with S^T's entries re-sorted by their new rows (S's columns).
-      const int64_t* idx = indices.cpu_data_ptr<int64_t>();
+      const Tensor host_indices = indices.cpu();
+      const int64_t* idx = host_indices.cpu_data_ptr<int64_t>();
       std::vector<int64_t> swapped(static_cast<size_t>(2 * nnz));
       std::copy(idx + nnz, idx + 2 * nnz, swapped.begin());
       std::copy(idx, idx + nnz, swapped.begin() + nnz);
@@ -114,8 +120,8 @@ struct SparseMM {
         sorted[static_cast<size_t>(k)] = swapped[static_cast<size_t>(order[static_cast<size_t>(k)])];
         sorted[static_cast<size_t>(nnz + k)] = swapped[static_cast<size_t>(nnz + order[static_cast<size_t>(k)])];
       }
-      Tensor values_t = values.index_select(0, int64_tensor(order, {nnz}));
-      grad_dense = apply<SparseMM>(int64_tensor(sorted, {2, nnz}), values_t, g, cols, rows);
+      Tensor values_t = values.index_select(0, int64_tensor(order, {nnz}, values.device()));
+      grad_dense = apply<SparseMM>(int64_tensor(sorted, {2, nnz}, indices.device()), values_t, g, cols, rows);
     }
     return {Tensor(), grad_values, grad_dense};
   }
@@ -148,7 +154,8 @@ Tensor sparse_coo_tensor(const Tensor& indices, const Tensor& values, IntArrayRe
   for (int64_t s : size) GD_CHECK(s >= 0, fmt::format("sparse_coo_tensor: negative dimension {}", s));
   checked_numel(size, "sparse_coo_tensor");
   Tensor idx = indices.detach().contiguous();
-  const int64_t* p = idx.cpu_data_ptr<int64_t>();
+  const Tensor host_idx = idx.cpu();  // checked on the host, a GPU tensor too
+  const int64_t* p = host_idx.cpu_data_ptr<int64_t>();
   for (int64_t d = 0; d < ndim; ++d)
     for (int64_t k = 0; k < nnz; ++k) {
       int64_t i = p[d * nnz + k];
@@ -181,7 +188,8 @@ Tensor coalesce(const Tensor& t) {
   const SparseCOO& s = sparse_of(t, "coalesce");
   if (s.coalesced) return t;
   const int64_t ndim = s.indices.size(0), nnz = s.indices.size(1);
-  const int64_t* idx = s.indices.cpu_data_ptr<int64_t>();
+  const Tensor host_indices = s.indices.cpu();
+  const int64_t* idx = host_indices.cpu_data_ptr<int64_t>();
   std::vector<int64_t> order = row_major_order(idx, ndim, nnz);
   // group[k]: the output entry that input entry k is summed into.
   std::vector<int64_t> group(static_cast<size_t>(nnz));
@@ -202,21 +210,23 @@ Tensor coalesce(const Tensor& t) {
   for (int64_t d = 0; d < ndim; ++d)
     for (int64_t u = 0; u < unique; ++u)
       out_idx[static_cast<size_t>(d * unique + u)] = idx[d * nnz + firsts[static_cast<size_t>(u)]];
-  Tensor values = zeros({unique}, s.values.options()).scatter_add(0, int64_tensor(group, {nnz}), s.values);
-  return make_sparse(int64_tensor(out_idx, {ndim, unique}), values, t.sizes(), true);
+  const Device device = s.values.device();
+  Tensor values = zeros({unique}, s.values.options()).scatter_add(0, int64_tensor(group, {nnz}, device), s.values);
+  return make_sparse(int64_tensor(out_idx, {ndim, unique}, device), values, t.sizes(), true);
 }
 
 Tensor to_dense(const Tensor& t) {
   const SparseCOO& s = sparse_of(t, "to_dense");
   const int64_t ndim = s.indices.size(0), nnz = s.indices.size(1);
-  const int64_t* idx = s.indices.cpu_data_ptr<int64_t>();
+  const Tensor host_indices = s.indices.cpu();
+  const int64_t* idx = host_indices.cpu_data_ptr<int64_t>();
   DimVector strides = contiguous_strides(t.sizes());
   std::vector<int64_t> flat(static_cast<size_t>(nnz), 0);
   for (int64_t d = 0; d < ndim; ++d)
     for (int64_t k = 0; k < nnz; ++k)
       flat[static_cast<size_t>(k)] += idx[d * nnz + k] * strides[static_cast<size_t>(d)];
   return zeros({t.numel()}, s.values.options())
-      .scatter_add(0, int64_tensor(flat, {nnz}), s.values)
+      .scatter_add(0, int64_tensor(flat, {nnz}, s.values.device()), s.values)
       .reshape(t.sizes());
 }
 

@@ -137,8 +137,10 @@ std::ostream& operator<<(std::ostream& out, const TensorDataContainer& data) {
 
 Tensor tensor(const TensorDataContainer& data, const TensorOptions& options) {
   const ScalarType dtype = options.has_dtype() ? options.dtype() : data.inferred_dtype().value_or(get_default_dtype());
-  Tensor t = empty(data.sizes(), options.dtype(dtype).requires_grad(false));
+  // Filled on the host, then copied to the options' device (torch::tensor({1, 2}, kCUDA)).
+  Tensor t = empty(data.sizes(), options.dtype(dtype).device(kCPU).requires_grad(false));
   if (t.numel() > 0) data.fill(t.cpu_data_ptr(), dtype);
+  if (options.device() != t.device()) t = t.to(options.device());
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

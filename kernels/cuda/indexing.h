@@ -58,4 +58,12 @@ void sort_lines(ScalarType dtype, const void* keys, int64_t lines, int64_t lengt
 void cumulative(bool product, ScalarType dtype, const Shape& shape, int dim, const Strided& out, const Strided& in,
                 StreamHandle stream);
 
+// out (rows x n, row-major) += S @ dense (row-major, n columns), S's entries in
+// row order: row r holds entries row_start[r] .. row_start[r + 1], entry k at
+// column col_of[k] with value values[k]; row_start and col_of are device
+// memory. Each output element sums its entries in order, as the CPU does.
+// float32/float64.
+void sparse_dense_mm(ScalarType dtype, const int64_t* row_start, const int64_t* col_of, const void* values,
+                     const void* dense, int64_t rows, int64_t n, void* out, StreamHandle stream);
+
 }  // namespace gradiens::kernels::cuda

@@ -23,4 +23,9 @@ void unravel_positions(const int64_t*, int64_t, const Shape&, int64_t*, StreamHa
 void sort_lines(ScalarType, const void*, int64_t, int64_t, bool, int64_t*, int, StreamHandle) { unavailable(); }
 void cumulative(bool, ScalarType, const Shape&, int, const Strided&, const Strided&, StreamHandle) { unavailable(); }
 
+void sparse_dense_mm(ScalarType, const int64_t*, const int64_t*, const void*, const void*, int64_t, int64_t, void*,
+                     StreamHandle) {
+  unavailable();
+}
+
 }  // namespace gradiens::kernels::cuda
