@@ -3,7 +3,9 @@
 # the GPU benchmarks of gradiens-bench against PyTorch CUDA on the same card,
 # and writes a short report. Build here, pack with scripts/gpu-bundle.sh, and
 # run from the repository root: scripts/gpu-check.sh [bundle dir] [report dir].
-# GPU_CHECK_BENCH=0 leaves the benchmarks out (the tests alone take seconds).
+# GPU_CHECK_BENCH=0 leaves the benchmarks out (the tests alone take seconds);
+# GPU_CHECK_TESTS=0 leaves the tests and training runs out; GPU_CHECK_ROUNDS=N
+# (default 1) runs gradiens and PyTorch N times, alternated, one ratio per round.
 set -uo pipefail
 bundle=${1:-gpu-bundle}
 report=${2:-${OUT:-gpu-report}}
@@ -24,6 +26,7 @@ export PATH="$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer"
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
 } 2>&1 | tee "$report/report.txt"
 
+if [ "${GPU_CHECK_TESTS:-1}" = 1 ]; then
 echo "== test_cuda" | tee -a "$report/report.txt"
 GRADIENS_REQUIRE_CUDA=1 timeout "${GPU_CHECK_TEST_TIMEOUT:-300}" "$bundle/test_cuda" --duration=true 2>&1 \
   > "$report/test_cuda.log"
@@ -131,17 +134,25 @@ for run in ["poisson2d", "inverse_heat", "sequence"]:
         print(run, "resumed from step 200 equals the straight cuda run bit for bit:", cuda is not None and cuda == resumed)
 PY
 
+fi  # GPU_CHECK_TESTS
+
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
 workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64,mlp_f32_50steps,cnn_f32_20steps
-timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 | tee "$report/bench.jsonl" \
-  | tee -a "$report/report.txt"
-# The same float32/float64 Linear workloads with Linear's bias added by a kernel of its own (no cuBLASLt epilogue).
-GRADIENS_CUDA_NO_LT=1 timeout 100 "$bundle/gradiens-bench" --device cuda --threads 1 \
-  --only pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps 2>&1 | sed 's/"impl": "gradiens/"impl": "no-lt gradiens/' \
-  | tee -a "$report/report.txt"
-PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "${workloads//_taylor/}" 2>&1 | tee -a "$report/bench.jsonl" \
-  | tee -a "$report/report.txt"
+rounds=${GPU_CHECK_ROUNDS:-1}
+rm -f "$report/bench.jsonl"
+for round in $(seq "$rounds"); do
+  timeout 200 "$bundle/gradiens-bench" --device cuda --threads 1 --only "$workloads" 2>&1 \
+    | sed "s/^{/{\"round\": $round, /" | tee -a "$report/bench.jsonl" | tee -a "$report/report.txt"
+  if [ "$round" = 1 ]; then
+    # The same float32/float64 Linear workloads with Linear's bias added by a kernel of its own (no cuBLASLt epilogue).
+    GRADIENS_CUDA_NO_LT=1 timeout 100 "$bundle/gradiens-bench" --device cuda --threads 1 \
+      --only pinn_burgers_f64,pinn_poisson5d_f64,mlp_f32_50steps 2>&1 \
+      | sed 's/"impl": "gradiens/"impl": "no-lt gradiens/' | tee -a "$report/report.txt"
+  fi
+  PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "${workloads//_taylor/}" 2>&1 \
+    | sed "s/^{/{\"round\": $round, /" | tee -a "$report/bench.jsonl" | tee -a "$report/report.txt"
+done
 python3 - "$report/bench.jsonl" <<'PY' | tee -a "$report/report.txt"
 import json, sys
 rows = {}
@@ -151,12 +162,14 @@ for line in open(sys.argv[1]):
     except ValueError:
         continue
     if "median_ms" in r:
-        rows.setdefault(r["workload"], {})["gradiens" if r["impl"].startswith("gradiens") else "torch"] = r
-for name, r in rows.items():
-    # A Taylor-engine workload computes what its nested-autograd twin does: PyTorch's figure is the twin's.
-    twin = rows.get(name.replace("_taylor", ""), {})
-    if "gradiens" in r and "torch" in twin:
-        g, t = r["gradiens"]["median_ms"], twin["torch"]["median_ms"]
-        r = dict(r, torch=twin["torch"])
-        print(f"{name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f} ({r['torch'].get('device', '')})")
+        impl = "gradiens" if r["impl"].startswith("gradiens") else "torch"
+        rows.setdefault(r.get("round", 1), {}).setdefault(r["workload"], {})[impl] = r
+for round_number, workloads in sorted(rows.items()):
+    for name, r in workloads.items():
+        # A Taylor-engine workload computes what its nested-autograd twin does: PyTorch's figure is the twin's.
+        twin = workloads.get(name.replace("_taylor", ""), {})
+        if "gradiens" in r and "torch" in twin:
+            g, t = r["gradiens"]["median_ms"], twin["torch"]["median_ms"]
+            print(f"round {round_number}: {name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f} "
+                  f"({twin['torch'].get('device', '')})")
 PY
