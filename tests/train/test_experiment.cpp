@@ -270,3 +270,29 @@ TEST_CASE("experiment: recurrent layers read packed sequences") {
     CHECK(gt::train_experiment(experiment, options).steps == 2);
   }
 }
+
+TEST_CASE("experiment: a PINN run redraws its random points every resample_every steps until resample_until") {
+  const json config = json::parse(R"({
+    "version": 1, "dtype": "float64",
+    "model": {"type": "Sequential", "layers": [{"type": "Linear", "out_features": 4}, {"type": "Tanh"},
+                                               {"type": "Linear", "out_features": 1}]},
+    "pinn": {"domain": {"type": "Interval", "lower": 0, "upper": 1},
+             "pde": {"type": "poisson", "source": "1", "points": 16},
+             "conditions": [{"type": "dirichlet", "points": 2}],
+             "resample_every": 2, "resample_until": 4},
+    "optimizer": {"type": "Adam", "lr": 0.001},
+    "train": {"steps": 8}})");
+  gt::Experiment experiment = gt::build_experiment(resolve(config), ".");
+  REQUIRE(experiment.pinn);
+  const auto pde_points = [&] { return experiment.pinn->problem.term("pde").points().clone(); };
+  gd::Tensor before = pde_points();
+  std::vector<bool> redrawn;
+  for (int64_t step = 1; step <= 8; ++step) {
+    experiment.pinn->after_step(step, experiment.model.net());
+    gd::Tensor now = pde_points();
+    redrawn.push_back(!gd::equal(now, before));
+    before = now;
+  }
+  // Redrawn at steps 2 and 4 only: every 2 steps, and none after step 4.
+  CHECK(redrawn == std::vector<bool>{false, true, false, true, false, false, false, false});
+}

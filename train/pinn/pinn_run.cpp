@@ -71,6 +71,8 @@ std::shared_ptr<ObjectSpec> pinn_section_spec() {
   pinn->add("causal", Object(causal), "causal training").default_(json::object());
   pinn->add("resample_every", Integer(0), "draw fresh points for every randomly sampled term every this many steps "
             "(0: never)").default_(0);
+  pinn->add("resample_until", Integer(0), "the last step that draws fresh points: later steps keep the points of "
+            "then, so the last phase can converge on one set (0: no last step)").default_(0);
   auto refinement = std::make_shared<ObjectSpec>();
   refinement->description = "residual-based refinement of the PDE's points (pinn/adaptive.h)";
   refinement->add("method", Enum({"none", "RAR", "RAD", "RAR-D"}), "RAR adds the worst points; RAD redraws all by "
@@ -245,6 +247,7 @@ std::shared_ptr<PinnRun> build_pinn_run(json& config, ScalarType dtype, uint64_t
     problem.set_causal("pde", {integer(config["causal"], "chunks"), number(config["causal"], "epsilon")});
   }
   run->resample_every = integer(config, "resample_every");
+  run->resample_until = integer(config, "resample_until");
   const json& refinement = config["refinement"];
   run->refinement.method = pinn::parse_refinement(text(refinement, "method"));
   run->refinement.term = "pde";
@@ -278,7 +281,7 @@ pinn::Losses PinnRun::losses(const nn::AnyModule& net, int64_t step, const std::
 
 std::string PinnRun::after_step(int64_t step, const nn::AnyModule& net) {
   std::string message;
-  if (resample_every > 0 && step % resample_every == 0) {
+  if (resample_every > 0 && step % resample_every == 0 && (resample_until == 0 || step <= resample_until)) {
     for (const pinn::TermPtr& term : problem.terms()) {
       const pinn::PointSpec& spec = term->spec();
       const bool random = spec.sampler == pinn::Sampler::kPseudo || spec.sampler == pinn::Sampler::kLHS;

@@ -31,6 +31,7 @@ class PinnRun {
   PinnContext context;
   Generator generator;  // draws every point after the first sampling
   int64_t resample_every = 0;
+  int64_t resample_until = 0;  // the last step that resamples (0: none)
   pinn::RefinementOptions refinement;
   PinnReference reference;     // solution empty when the config has none
   Tensor eval_points;          // [M, d] float64
