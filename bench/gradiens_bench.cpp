@@ -263,11 +263,14 @@ void phm_linear_f32(const Options& options) {
   const int64_t n = 4, d = 512, batch = 256;
   gd::manual_seed(0);
   const auto f32 = gd::TensorOptions().dtype(gd::kFloat32);
-  gd::Tensor A = gd::randn({n, n, n}, f32).requires_grad_();
-  gd::Tensor S = gd::randn({n, d / n, d / n}, f32).requires_grad_();
-  gd::Tensor b = gd::zeros({d}, f32).requires_grad_();
-  const gd::Tensor x = gd::randn({batch, d}, f32);
-  auto step = [&](F::PHMPath path) { F::phm_linear(x, A, S, b, path).square().mean().backward(); };
+  gd::Tensor A = gd::randn({n, n, n}, f32).to(options.device).requires_grad_();
+  gd::Tensor S = gd::randn({n, d / n, d / n}, f32).to(options.device).requires_grad_();
+  gd::Tensor b = gd::zeros({d}, f32).to(options.device).requires_grad_();
+  const gd::Tensor x = gd::randn({batch, d}, f32).to(options.device);
+  auto step = [&](F::PHMPath path) {
+    F::phm_linear(x, A, S, b, path).square().mean().backward();
+    options.sync();
+  };
   const int repeat = options.repeat > 0 ? options.repeat : 20;
   const F::PHMPath paths[] = {F::PHMPath::Auto, F::PHMPath::BuildWeight, F::PHMPath::Structured};
   std::vector<double> ms[3];
@@ -522,7 +525,13 @@ void cnn_f32_20steps(const Options& options) {
 
 // BENCHMARKS.md's lstm_packed_f32 (bench/lstm_packed.cpp), timed as the peer times it.
 void lstm_packed_f32(const Options& options) {
-  Timing t = time_calls(make_lstm_packed_f32_step(), 2, options.repeat > 0 ? options.repeat : 10);
+  std::function<void()> step = make_lstm_packed_f32_step(options.device);
+  Timing t = time_calls(
+      [&] {
+        step();
+        options.sync();
+      },
+      2, options.repeat > 0 ? options.repeat : 10);
   print_line("lstm_packed_f32", options.threads, t, "fwd+bwd, 64 seqs len 10..100",
              floor_report(lstm_packed_f32_flops(), t));
 }
@@ -542,12 +551,12 @@ const std::vector<Workload>& workloads() {
       {"mlp_f32_50steps", mlp_f32_50steps, true},
       {"op_overhead_5000", op_overhead_5000, true},
       {"cnn_f32_20steps", cnn_f32_20steps, true},
-      {"lstm_packed_f32", lstm_packed_f32},
+      {"lstm_packed_f32", lstm_packed_f32, true},
       {"gemm", gemm},
       {"einsum_bmm", einsum_bmm},
       {"conv2d", conv2d_workload},
       {"conv2d_nhwc", conv2d_nhwc_workload},
-      {"phm_linear_f32", phm_linear_f32},
+      {"phm_linear_f32", phm_linear_f32, true},
       {"train_loop_overhead",
        [](const Options& options) { train_loop_overhead(options.threads, options.repeat > 0 ? options.repeat : 5, GRADIENS_VERSION); }},
       // The GEMM kernels alone, per backend (bench/gemm_report.cpp).

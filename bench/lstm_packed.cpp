@@ -24,11 +24,12 @@ constexpr int64_t kInput = 32, kHidden = 128;
 
 }  // namespace
 
-std::function<void()> make_lstm_packed_f32_step() {
+std::function<void()> make_lstm_packed_f32_step(const gd::Device& device) {
   gd::manual_seed(0);
   gd::nn::LSTM lstm(gd::nn::LSTMOptions(kInput, kHidden).batch_first(true));
+  lstm->to(device);
   std::vector<gd::Tensor> sequences;
-  for (int64_t length : kLengths) sequences.push_back(gd::randn({length, kInput}));
+  for (int64_t length : kLengths) sequences.push_back(gd::randn({length, kInput}).to(device));
   return [lstm, sequences]() mutable {
     namespace rnn = gd::nn::utils::rnn;
     rnn::PackedSequence packed = rnn::pack_sequence(sequences, /*enforce_sorted=*/false);

@@ -138,7 +138,8 @@ fi  # GPU_CHECK_TESTS
 
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
-workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64,mlp_f32_50steps,cnn_f32_20steps
+workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64
+workloads+=,mlp_f32_50steps,cnn_f32_20steps,lstm_packed_f32,phm_linear_f32
 rounds=${GPU_CHECK_ROUNDS:-1}
 rm -f "$report/bench.jsonl"
 for round in $(seq "$rounds"); do

@@ -109,12 +109,42 @@ def cnn_train(steps=20):
             F.cross_entropy(net(xs[i]), ys[i]).backward(); opt.step()
     return step
 
+# BENCHMARKS.md's lstm_packed_f32, as the CPU peer builds it: the sequences are
+# drawn on the CPU (the CPU peer's numbers) and moved to the device once; the
+# packing runs in the timed call, as there.
+def lstm_packed():
+    torch.manual_seed(0)
+    lstm = nn.LSTM(32, 128, batch_first=True).to(DEV)
+    g = torch.Generator().manual_seed(0)
+    lens = torch.randint(10, 101, (64,), generator=g)
+    seqs = [torch.randn(int(l), 32, generator=g).to(DEV) for l in lens]
+    def step():
+        packed = nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+        out, (h, c) = lstm(packed)
+        padded, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        (padded.sum() + h.sum()).backward()
+    return step
+
+# BENCHMARKS.md's phm_linear_f32: W = sum_i kron(A_i, S_i), then the linear layer.
+def phm_linear(n=4, d=512, batch=256):
+    torch.manual_seed(0)
+    A = torch.randn(n, n, n).to(DEV).requires_grad_()
+    S = torch.randn(n, d // n, d // n).to(DEV).requires_grad_()
+    b = torch.zeros(d).to(DEV).requires_grad_()
+    x = torch.randn(batch, d).to(DEV)
+    def step():
+        W = sum(torch.kron(A[i], S[i]) for i in range(n))
+        F.linear(x, W, b).square().mean().backward()
+    return step
+
 WORKLOADS = {
     "pinn_burgers_f64": (pinn_burgers, 3, 20, "one Adam step, N_f=10000"),
     "pinn_poisson5d_f64": (pinn_poisson5d, 3, 20, "one Adam step, 8192 points, full 5-D Laplacian"),
     "op_overhead_5000": (op_overhead, 2, 10, "5000 x (mul, add) + backward"),
     "mlp_f32_50steps": (mlp_train, 1, 5, "50 steps, batch 128"),
     "cnn_f32_20steps": (cnn_train, 1, 3, "20 steps, batch 128"),
+    "lstm_packed_f32": (lstm_packed, 2, 10, "fwd+bwd, 64 seqs len 10..100"),
+    "phm_linear_f32": (phm_linear, 3, 20, "fwd+bwd, n=4, 512x512, batch 256"),
 }
 
 if __name__ == "__main__":
