@@ -9,6 +9,8 @@
 // every op and layout on the GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +53,26 @@ bool not_on_cuda_yet(const gd::Error& e) {
 bool builds_cpu_tensors(const gd::Error& e) {
   return std::string(e.what()).starts_with("Expected all tensors to be on the same device");
 }
+
+// The largest distance between GPU and CPU values in units of the CPU value's
+// ulp (the float64 spacing at its magnitude; values below 1e-300 count as
+// 1e-300), NaN and infinity pairs equal; for the sweep's report.
+struct UlpRecord {
+  double ulps = 0;
+  std::string where;
+  void add(const Tensor& gpu, const Tensor& cpu, const std::string& label) {
+    const std::vector<double> g = gd::testing::values_of(gpu), c = gd::testing::values_of(cpu);
+    for (size_t i = 0; i < g.size() && i < c.size(); ++i) {
+      if (std::isnan(c[i]) || std::isinf(c[i]) || g[i] == c[i]) continue;
+      const double ulp = std::nextafter(std::max(std::abs(c[i]), 1e-300), INFINITY) - std::max(std::abs(c[i]), 1e-300);
+      const double distance = std::abs(g[i] - c[i]) / ulp;
+      if (distance > ulps) {
+        ulps = distance;
+        where = label;
+      }
+    }
+  }
+};
 
 struct Run {
   std::vector<Tensor> outputs, grads;
@@ -127,6 +149,7 @@ TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's 
 TEST_CASE("cuda: the op sweep runs the engine's differentiable ops on the GPU and matches the CPU") {
   int ops_on_cuda = 0, ops_total = 0, cases_compared = 0, cpu_bound_rows = 0;
   std::vector<std::string> not_yet;
+  UlpRecord values, gradients;
   for (const OpInfo& op : gd::testing::differentiable_ops()) {
     ++ops_total;
     bool missing = false, cpu_bound = false;
@@ -157,12 +180,14 @@ TEST_CASE("cuda: the op sweep runs the engine's differentiable ops on the GPU an
         if (!cpu.outputs[o].defined()) continue;
         CHECK(gpu.outputs[o].device() == kGpu);
         CHECK(gd::testing::value_mismatch(gpu.outputs[o].cpu(), cpu.outputs[o], 1e-12, 1e-12) == "");
+        values.add(gpu.outputs[o].cpu(), cpu.outputs[o], fmt::format("{} ({})", op.name, gd::testing::variant_name(v)));
       }
       REQUIRE(gpu.grads.size() == cpu.grads.size());
       for (size_t g = 0; g < cpu.grads.size(); ++g) {
         REQUIRE(gpu.grads[g].defined() == cpu.grads[g].defined());
-        if (cpu.grads[g].defined())
-          CHECK(gd::testing::value_mismatch(gpu.grads[g].cpu(), cpu.grads[g], 1e-12, 1e-12) == "");
+        if (!cpu.grads[g].defined()) continue;
+        CHECK(gd::testing::value_mismatch(gpu.grads[g].cpu(), cpu.grads[g], 1e-12, 1e-12) == "");
+        gradients.add(gpu.grads[g].cpu(), cpu.grads[g], fmt::format("{} ({})", op.name, gd::testing::variant_name(v)));
       }
       ++compared;
     }
@@ -178,6 +203,8 @@ TEST_CASE("cuda: the op sweep runs the engine's differentiable ops on the GPU an
   MESSAGE(fmt::format("{} of {} differentiable ops run on CUDA ({} layout cases compared); {} rows build CPU "
                       "tensors of their own; not yet on CUDA: {}",
                       ops_on_cuda, ops_total, cases_compared, cpu_bound_rows, list));
+  MESSAGE(fmt::format("largest GPU-CPU distance, in ulps of the CPU value: values {:.3g} ({}), gradients {:.3g} ({})",
+                      values.ulps, values.where, gradients.ulps, gradients.where));
   // Every op of the table runs on CUDA.
   CHECK(not_yet.empty());
   CHECK(cpu_bound_rows == 0);
