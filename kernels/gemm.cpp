@@ -3,6 +3,7 @@
 #include "kernels/gemm.h"
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/small_gemm.h"
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/runtime.h"
 
@@ -37,7 +38,17 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
 bool gemm_epilogue(GemmEpilogue epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
                    int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
                    int64_t ldc, const DeviceRef& device) {
-  if (!device.is_cuda()) return false;
+  if (!device.is_cuda()) {
+    // The float64 bias epilogue of a thin product (a PINN's Linear layer), added
+    // as its results leave the registers instead of in a pass of its own.
+    if (epilogue != GemmEpilogue::Bias || dtype != ScalarType::Float64 ||
+        !cpu::small_gemm_bias_applies(trans_a, trans_b, m, n, k))
+      return false;
+    cpu::small_gemm(trans_a, trans_b, m, n, k, 1.0, static_cast<const double*>(a), lda,
+                    static_cast<const double*>(b), ldb, 0.0, static_cast<double*>(c), ldc,
+                    static_cast<const double*>(bias));
+    return true;
+  }
   return cuda::gemm_epilogue(epilogue, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, bias, c, ldc,
                              device.index);
 }

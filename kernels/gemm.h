@@ -32,8 +32,11 @@ bool gemm_bias(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t 
 enum class GemmEpilogue { Bias, BiasRelu, BiasGeluTanh };
 
 // C = epilogue(op(A) op(B) + bias) in one call, float32, float64, float16 or
-// bfloat16. As gemm_bias, false (nothing done) where no fused kernel exists:
-// always on the CPU, whose callers compose the parts.
+// bfloat16. As gemm_bias, false (nothing done) where no fused kernel exists;
+// the CPU has one for the float64 bias of a thin product (k <= 64, n <= 64:
+// kernels/cpu/small_gemm.h) and its callers compose the parts elsewhere. The
+// bias is added after the product's rounding, so the result equals the
+// composition bit for bit.
 bool gemm_epilogue(GemmEpilogue epilogue, ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
                    int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* bias, void* c,
                    int64_t ldc, const DeviceRef& device);

@@ -306,15 +306,21 @@ struct Mm {
   }
 };
 
-// epilogue(a @ b + bias) on a cuda device in one cuBLASLt call, when bias is
-// Linear's (one value per output column, dense) and the dtype fits (float32 or
-// float64 for the bias alone, any floating dtype with an activation); undefined
-// when that does not apply or cuBLASLt declines.
-Tensor cuda_product_with_epilogue(kernels::GemmEpilogue epilogue, const Tensor& bias, const Tensor& a,
-                                  const Tensor& b) {
+// epilogue(a @ b + bias) in one kernel call, when bias is Linear's (one value
+// per output column, dense) and the dtype fits: on a cuda device one cuBLASLt
+// call (float32 or float64 for the bias alone, any floating dtype with an
+// activation), on the CPU the small float64 GEMM with the bias added in its
+// registers (float64 bias alone, thin products). Undefined when that does not
+// apply or the kernel declines; the result equals the composition bit for bit
+// on the CPU.
+Tensor product_with_epilogue(kernels::GemmEpilogue epilogue, const Tensor& bias, const Tensor& a, const Tensor& b) {
   const bool dtype_fits = epilogue == kernels::GemmEpilogue::Bias ? a.dtype() == kFloat32 || a.dtype() == kFloat64
                                                                   : is_floating_point(a.dtype());
-  if (!a.device().is_cuda() || !dtype_fits) return Tensor();
+  // The CPU fuses only the float64 bias (the thin products of PINN layers).
+  const bool device_fits =
+      a.device().is_cuda() ||
+      (epilogue == kernels::GemmEpilogue::Bias && a.dtype() == kFloat64 && a.size(1) <= 64 && b.size(1) <= 64);
+  if (!device_fits || !dtype_fits) return Tensor();
   const int64_t p = b.sizes()[1];
   const bool row_bias = (bias.dim() == 1 || (bias.dim() == 2 && bias.size(0) == 1)) && bias.size(-1) == p &&
                         (p == 1 || bias.stride(-1) == 1) && bias.device() == a.device() && bias.dtype() == a.dtype();
@@ -335,7 +341,7 @@ Tensor cuda_product_with_epilogue(kernels::GemmEpilogue epilogue, const Tensor& 
 Tensor addmm_values(const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   const DimVector out_sizes{a.sizes()[0], b.sizes()[1]};
   if (alpha.to<double>() == 1 && beta.to<double>() == 1)
-    if (Tensor out = cuda_product_with_epilogue(kernels::GemmEpilogue::Bias, self, a, b); out.defined()) return out;
+    if (Tensor out = product_with_epilogue(kernels::GemmEpilogue::Bias, self, a, b); out.defined()) return out;
   const Tensor bias = self.expand(out_sizes);
   Tensor out = product(matrix_operand(a, {}), matrix_operand(b, {}), {}, out_sizes, "addmm");
   if (alpha.to<double>() != 1) out.mul_(alpha);
@@ -429,7 +435,7 @@ struct AddmmRelu {
   static Tensor forward(Ctx& ctx, const Tensor& self, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
     Tensor out;
     if (alpha.to<double>() == 1 && beta.to<double>() == 1)
-      out = cuda_product_with_epilogue(kernels::GemmEpilogue::BiasRelu, self, a, b);
+      out = product_with_epilogue(kernels::GemmEpilogue::BiasRelu, self, a, b);
     if (!out.defined()) out = relu(addmm_values(self, a, b, beta, alpha));
     save_addmm(ctx, self, a, b, beta, alpha, out);
     return out;
@@ -591,7 +597,7 @@ Tensor _addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& m
   if (!use_gelu) return apply<AddmmRelu>(self, mat1, mat2, beta, alpha);
   const bool recorded = derivative_needed(self) || derivative_needed(mat1) || derivative_needed(mat2);
   if (!recorded && alpha.to<double>() == 1 && beta.to<double>() == 1)
-    if (Tensor out = cuda_product_with_epilogue(kernels::GemmEpilogue::BiasGeluTanh, self, mat1, mat2);
+    if (Tensor out = product_with_epilogue(kernels::GemmEpilogue::BiasGeluTanh, self, mat1, mat2);
         out.defined())
       return out;
   return gelu(addmm(self, mat1, mat2, beta, alpha), "tanh");

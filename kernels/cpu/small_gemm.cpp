@@ -53,6 +53,7 @@ struct SmallGemmOperands {
   int64_t ldc;
   int64_t n, k;
   double alpha, beta;
+  const double* bias = nullptr;  // n values added to every row of the result (k within one chunk)
 };
 constexpr int64_t kChunk = 256;       // reduction rows per pass (Note [Small float64 GEMM])
 constexpr int64_t kMaxShortK = 64;    // k up to which any m is handled
@@ -147,6 +148,26 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
     if (!read_c) return result;
     return first_chunk ? hn::MulAdd(hn::Set(tag, o.beta), old, result) : hn::Add(old, result);
   };
+  if (o.bias) {  // + bias, after the product's rounding as a separate add (beta == 0, one chunk)
+    const double* bias = o.bias + j0;
+    for (int r = 0; r < MR; ++r) {
+      double* c_row = o.c + (i0 + r) * o.ldc + j0;
+      for (int v = 0; v < NV; ++v)
+        hn::StoreU(hn::Add(finish(d, acc[r][v], hn::Zero(d)), hn::LoadU(d, bias + v * lanes)), d,
+                   c_row + v * lanes);
+      if constexpr (kHasTail) {
+        if (whole_tail) {
+          hn::StoreU(hn::Add(finish(dt, acc_tail[r], hn::Zero(dt)), hn::LoadU(dt, bias + NV * lanes)), dt,
+                     c_row + NV * lanes);
+        } else {
+          const VT tail_bias = hn::MaskedLoad(tail_mask, dt, bias + NV * lanes);
+          hn::BlendedStore(hn::Add(finish(dt, acc_tail[r], hn::Zero(dt)), tail_bias), tail_mask, dt,
+                           c_row + NV * lanes);
+        }
+      }
+    }
+    return;
+  }
   for (int r = 0; r < MR; ++r) {
     double* c_row = o.c + (i0 + r) * o.ldc + j0;
     for (int v = 0; v < NV; ++v) {
@@ -247,12 +268,18 @@ bool small_gemm_applies(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
   return k <= kMaxShortK || (m <= kMaxLongM && !trans_b);
 }
 
+bool small_gemm_bias_applies(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
+  return small_gemm_applies(trans_a, trans_b, m, n, k) && k <= kMaxShortK;
+}
+
 void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                 const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
-                double* c, int64_t ldc) {
+                double* c, int64_t ldc, const double* bias) {
   GD_INTERNAL_ASSERT(small_gemm_applies(trans_a, trans_b, m, n, k),
                      "small_gemm: called for a shape it does not handle");
-  SmallGemmOperands o{a, trans_a ? 1 : lda, trans_a ? lda : 1, b, ldb, c, ldc, n, k, alpha, beta};
+  GD_INTERNAL_ASSERT(bias == nullptr || (k <= kMaxShortK && beta == 0.0),
+                     "small_gemm: a bias needs one reduction chunk and beta == 0");
+  SmallGemmOperands o{a, trans_a ? 1 : lda, trans_a ? lda : 1, b, ldb, c, ldc, n, k, alpha, beta, bias};
   double packed_b[kMaxShortK * kSmallGemmMaxN];
   if (trans_b) {  // op(B)[p, j] = B[j, p]: make the rows of op(B) contiguous
     for (int64_t p = 0; p < k; ++p)

@@ -345,6 +345,69 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   }
 }
 
+// The direct kernel's bias (Linear's, added as the results leave the registers):
+// bit for bit the product followed by a separate add, on every width and tail,
+// both layouts of each operand, row counts around its tiles, and threads.
+TEST_CASE("gemm: the thin float64 kernel's bias equals the product then an add, bit for bit") {
+  const bool cpu_has_kernel = small_gemm_applies(false, false, 1, 1, 1);
+  CHECK(small_gemm_bias_applies(false, true, 10000, 20, 20) == cpu_has_kernel);
+  CHECK_FALSE(small_gemm_bias_applies(true, false, 20, 20, 10000));  // a long reduction comes in chunks
+  if (!cpu_has_kernel) return;
+  struct RestoreRealCpu {
+    ~RestoreRealCpu() {
+      hwy::SetSupportedTargetsForTest(0);
+      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    }
+  } restore_real_cpu;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  int checked = 0;
+  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
+    if ((hwy::SupportedTargets() & target) == 0) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    INFO("SIMD target ", hwy::TargetName(target));
+    for (int threads : {1, 2}) {
+      GemmSettingsScope settings(Float32Backend::Auto, threads);
+      for (int64_t n : {1, 3, 4, 8, 12, 17, 20, 32, 36, 47, 64})
+        for (int64_t m : {1, 5, 19, 3001})
+          for (int64_t k : {1, 20, 64})
+            for (bool trans_b : {false, true}) {
+              const bool trans_a = (m + n) % 2 == 1;
+              CAPTURE(n);
+              CAPTURE(m);
+              CAPTURE(k);
+              CAPTURE(trans_b);
+              std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(n);
+              for (double& v : a) v = uniform(rng);
+              for (double& v : b) v = uniform(rng);
+              for (double& v : bias) v = uniform(rng);
+              const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+              std::vector<double> fused(static_cast<size_t>(m * n), std::nan("")), composed(fused);
+              small_gemm(trans_a, trans_b, m, n, k, 1.0, a.data(), lda, b.data(), ldb, 0.0, fused.data(), n,
+                         bias.data());
+              small_gemm(trans_a, trans_b, m, n, k, 1.0, a.data(), lda, b.data(), ldb, 0.0, composed.data(), n);
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) composed[i * n + j] += bias[j];
+              CHECK(std::memcmp(fused.data(), composed.data(), fused.size() * sizeof(double)) == 0);
+              // And against the definition, summed in long double.
+              double worst = 0;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  long double sum = bias[j];
+                  for (int64_t p = 0; p < k; ++p)
+                    sum += static_cast<long double>(a[trans_a ? p * lda + i : i * lda + p]) *
+                           b[trans_b ? j * ldb + p : p * ldb + j];
+                  worst = std::max(worst, std::abs(fused[i * n + j] - static_cast<double>(sum)));
+                }
+              CHECK(worst <= 1e-13 * static_cast<double>(k + 1));
+              ++checked;
+            }
+    }
+  }
+  CHECK(checked > 0);
+}
+
 TEST_CASE("gemm: degenerate sizes") {
   check_cases({
       {false, false, 6, 5, 0, 1.0, 0.0},   // k == 0, beta == 0: C becomes 0 even from NaN
