@@ -24,6 +24,7 @@
 namespace gd = gradiens;
 using gd::Tensor;
 using gd::testing::OpInfo;
+using gd::testing::Run;
 using gd::testing::Variant;
 
 namespace {
@@ -74,27 +75,6 @@ struct UlpRecord {
   }
 };
 
-struct Run {
-  std::vector<Tensor> outputs, grads;
-};
-
-Run run(const gd::autograd::TensorFunction& fn, const std::vector<Tensor>& inputs) {
-  Run r;
-  r.outputs = fn(inputs);
-  std::vector<Tensor> roots, seeds;
-  for (const Tensor& out : r.outputs)
-    if (out.defined() && out.requires_grad()) {
-      roots.push_back(out);
-      seeds.push_back(gd::ones_like(out));
-    }
-  std::vector<Tensor> wrt;
-  for (const Tensor& x : inputs)
-    if (x.requires_grad()) wrt.push_back(x);
-  if (!roots.empty() && !wrt.empty())
-    r.grads = gd::autograd::grad(roots, wrt, seeds, std::nullopt, false, /*allow_unused=*/true);
-  return r;
-}
-
 }  // namespace
 
 TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's refusal") {
@@ -106,7 +86,7 @@ TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's 
     Run cpu;
     std::string cpu_error;
     try {
-      cpu = run(op.fn, *inputs);
+      cpu = gd::testing::run_with_gradients(op.fn, *inputs);
     } catch (const gd::Error& e) {
       cpu_error = e.what();
     }
@@ -115,7 +95,7 @@ TEST_CASE("cuda: the op sweep gives empty inputs the CPU's results or the CPU's 
     Run gpu;
     std::string gpu_error;
     try {
-      gpu = run(op.fn, gpu_inputs);
+      gpu = gd::testing::run_with_gradients(op.fn, gpu_inputs);
     } catch (const gd::Error& e) {
       gpu_error = e.what();
       if (cpu_error.empty() && (builds_cpu_tensors(e) || not_on_cuda_yet(e))) {
@@ -160,12 +140,12 @@ TEST_CASE("cuda: the op sweep runs the engine's differentiable ops on the GPU an
       auto c = gd::testing::make_variant(op, v);
       if (!c) continue;
       INFO(fmt::format("{} ({})", op.name, gd::testing::variant_name(v)));
-      Run cpu = run(c->fn, c->inputs);
+      Run cpu = gd::testing::run_with_gradients(c->fn, c->inputs);
       std::vector<Tensor> gpu_inputs;
       for (const Tensor& x : c->inputs) gpu_inputs.push_back(same_layout_on_gpu(x));
       Run gpu;
       try {
-        gpu = run(c->fn, gpu_inputs);
+        gpu = gd::testing::run_with_gradients(c->fn, gpu_inputs);
       } catch (const gd::Error& e) {
         if (builds_cpu_tensors(e)) {
           cpu_bound = true;

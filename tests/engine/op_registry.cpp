@@ -447,6 +447,22 @@ std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op) {
   return inputs;
 }
 
+Run run_with_gradients(const autograd::TensorFunction& fn, const std::vector<Tensor>& inputs) {
+  Run r;
+  r.outputs = fn(inputs);
+  std::vector<Tensor> roots, seeds, wrt;
+  for (const Tensor& out : r.outputs)
+    if (out.defined() && out.requires_grad()) {
+      roots.push_back(out);
+      seeds.push_back(ones_like(out));
+    }
+  for (const Tensor& x : inputs)
+    if (x.requires_grad()) wrt.push_back(x);
+  if (!roots.empty() && !wrt.empty())
+    r.grads = autograd::grad(roots, wrt, seeds, std::nullopt, false, /*allow_unused=*/true);
+  return r;
+}
+
 std::optional<VariantCase> make_variant(const OpInfo& op, Variant variant) {
   // Fixed per op and input, so a failure reproduces.
   uint64_t seed = std::hash<std::string>{}(op.name) % 100000;

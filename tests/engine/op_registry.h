@@ -98,4 +98,12 @@ std::optional<VariantCase> make_variant(const OpInfo& op, Variant variant);
 // first input has no dimension to empty.
 std::optional<std::vector<Tensor>> emptied_inputs(const OpInfo& op);
 
+// fn's outputs, and the gradients of every output that requires grad (seeded
+// with ones) with respect to every input that requires grad (undefined where
+// unused); no gradients when nothing requires grad.
+struct Run {
+  std::vector<Tensor> outputs, grads;
+};
+Run run_with_gradients(const autograd::TensorFunction& fn, const std::vector<Tensor>& inputs);
+
 }  // namespace gradiens::testing

@@ -150,19 +150,9 @@ TEST_CASE("every op on empty inputs returns a result with its gradients, or refu
     if (!inputs) continue;
     INFO(op.name << " (empty)");
     try {
-      std::vector<Tensor> outputs = op.fn(*inputs);
-      std::vector<Tensor> roots, seeds, wrt;
-      for (const Tensor& out : outputs)
-        if (out.defined() && out.requires_grad()) {
-          roots.push_back(out);
-          seeds.push_back(gd::ones_like(out));
-        }
-      for (const Tensor& x : *inputs) wrt.push_back(x);
-      if (!roots.empty()) {
-        std::vector<Tensor> grads = gd::autograd::grad(roots, wrt, seeds, std::nullopt, false, /*allow_unused=*/true);
-        for (size_t i = 0; i < grads.size(); ++i)
-          if (grads[i].defined()) CHECK(grads[i].sizes() == wrt[i].sizes());
-      }
+      const gd::testing::Run r = gd::testing::run_with_gradients(op.fn, *inputs);
+      for (size_t i = 0; i < r.grads.size(); ++i)  // every input of the sweep requires grad
+        if (r.grads[i].defined()) CHECK(r.grads[i].sizes() == (*inputs)[i].sizes());
       ++ran;
     } catch (const gd::Error&) {
       ++refused;

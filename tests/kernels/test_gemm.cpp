@@ -293,6 +293,33 @@ TEST_CASE("gemm: the library's shapes (MLP, PINN, LSTM)") {
   });
 }
 
+// Runs `check` once per SIMD target the small float64 GEMM kernel has (AVX-512,
+// AVX2) that this CPU supports, with Highway forced to that target; restores
+// the CPU's own choice afterwards. Returns how many targets ran.
+namespace {
+
+template <class Check>
+int for_each_small_gemm_target(Check check) {
+  struct RestoreRealCpu {
+    ~RestoreRealCpu() {
+      hwy::SetSupportedTargetsForTest(0);
+      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    }
+  } restore_real_cpu;
+  int targets_run = 0;
+  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
+    if ((hwy::SupportedTargets() & target) == 0) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    INFO("SIMD target ", hwy::TargetName(target));
+    check();
+    ++targets_run;
+  }
+  return targets_run;
+}
+
+}  // namespace
+
 // float64 products with n <= 64 and a short k (or a short m and a long k) take the
 // direct kernel of small_gemm.cpp: every width (full vectors, half-width and masked
 // tails, one and two column panels), row counts around its tiles, reduction lengths
@@ -320,25 +347,13 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   CHECK_FALSE(small_gemm_applies(false, true, 20, 20, 10000));  // a long transposed B is packed by OpenBLAS
   CHECK_FALSE(small_gemm_applies(false, false, 100, 65, 20));
   CHECK_FALSE(small_gemm_applies(true, false, 65, 20, 10000));
-  struct RestoreRealCpu {
-    ~RestoreRealCpu() {
-      hwy::SetSupportedTargetsForTest(0);
-      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    }
-  } restore_real_cpu;
-  int targets_run = 0;
-  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
-    if (!cpu_has_kernel || (hwy::SupportedTargets() & target) == 0) continue;
-    hwy::SetSupportedTargetsForTest(target);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    INFO("SIMD target ", hwy::TargetName(target));
+  const int targets_run = !cpu_has_kernel ? 0 : for_each_small_gemm_target([&] {
     uint32_t seed = 100;
     for (int threads : {1, 2}) {
       GemmSettingsScope settings(Float32Backend::Auto, threads);
       for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
     }
-    ++targets_run;
-  }
+  });
   if (targets_run == 0) {  // OpenBLAS takes them all
     uint32_t seed = 100;
     for (const GemmCase& cs : cases) check_gemm_case<double>(cs, seed++);
@@ -353,20 +368,10 @@ TEST_CASE("gemm: the thin float64 kernel's bias equals the product then an add, 
   CHECK(small_gemm_bias_applies(false, true, 10000, 20, 20) == cpu_has_kernel);
   CHECK_FALSE(small_gemm_bias_applies(true, false, 20, 20, 10000));  // a long reduction comes in chunks
   if (!cpu_has_kernel) return;
-  struct RestoreRealCpu {
-    ~RestoreRealCpu() {
-      hwy::SetSupportedTargetsForTest(0);
-      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    }
-  } restore_real_cpu;
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   int checked = 0;
-  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
-    if ((hwy::SupportedTargets() & target) == 0) continue;
-    hwy::SetSupportedTargetsForTest(target);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    INFO("SIMD target ", hwy::TargetName(target));
+  for_each_small_gemm_target([&] {
     for (int threads : {1, 2}) {
       GemmSettingsScope settings(Float32Backend::Auto, threads);
       for (int64_t n : {1, 3, 4, 8, 12, 17, 20, 32, 36, 47, 64})
@@ -404,7 +409,7 @@ TEST_CASE("gemm: the thin float64 kernel's bias equals the product then an add, 
               ++checked;
             }
     }
-  }
+  });
   CHECK(checked > 0);
 }
 
