@@ -78,6 +78,37 @@ namespace gradiens::kernels::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Tanh's derivatives s[0 .. highest] as polynomials in t = tanh z; 1 - t^2
+// as (1 - t)(1 + t), exact near |t| = 1. The others are left alone.
+template <class D, class V>
+HWY_INLINE void tanh_derivatives(D d, V t, int highest, V* s) {
+  using T = hn::TFromD<D>;
+  const auto c = [d](double value) { return hn::Set(d, static_cast<T>(value)); };
+  const V one = c(1), t2 = hn::Mul(t, t);
+  s[0] = t;
+  s[1] = hn::Mul(hn::Sub(one, t), hn::Add(one, t));
+  if (highest >= 2) s[2] = hn::Mul(c(-2), hn::Mul(t, s[1]));
+  if (highest >= 3) s[3] = hn::Mul(s[1], hn::MulSub(c(6), t2, c(2)));
+  if (highest >= 4) s[4] = hn::Mul(hn::Mul(s[1], t), hn::NegMulAdd(c(24), t2, c(16)));
+  if (highest >= 5) s[5] = hn::Mul(s[1], hn::MulAdd(hn::MulSub(c(120), t2, c(120)), t2, c(16)));
+}
+
+// The sigmoid's derivatives g[0 .. 5] as polynomials in sigma, written in
+// q = sigma (1 - sigma).
+template <class D, class V>
+HWY_INLINE void sigmoid_derivatives(D d, V sigma, V* g) {
+  using T = hn::TFromD<D>;
+  const auto c = [d](double value) { return hn::Set(d, static_cast<T>(value)); };
+  const V one = c(1);
+  g[0] = sigma;
+  g[1] = hn::Mul(sigma, hn::Sub(one, sigma));
+  const V q = g[1], one_minus_2sigma = hn::NegMulAdd(c(2), sigma, one);
+  g[2] = hn::Mul(q, one_minus_2sigma);
+  g[3] = hn::Mul(q, hn::NegMulAdd(c(6), q, one));
+  g[4] = hn::Mul(hn::Mul(q, one_minus_2sigma), hn::NegMulAdd(c(12), q, one));
+  g[5] = hn::Mul(q, hn::MulAdd(hn::MulSub(c(120), q, c(30)), q, one));
+}
+
 // s[k] = the k-th derivative of the activation at z, for k = 0 .. highest (<= 5).
 template <JetActivation kActivation, class D, class V>
 HWY_INLINE void activation_derivatives(D d, V z, int highest, V* s) {
@@ -86,28 +117,14 @@ HWY_INLINE void activation_derivatives(D d, V z, int highest, V* s) {
   const V one = c(1);
   for (int k = 0; k < 6; ++k) s[k] = hn::Zero(d);
   if constexpr (kActivation == JetActivation::Tanh) {
-    // Polynomials in t = tanh z; 1 - t^2 as (1 - t)(1 + t), exact near |t| = 1.
-    const V t = hn::Tanh(d, z), t2 = hn::Mul(t, t);
-    s[0] = t;
-    s[1] = hn::Mul(hn::Sub(one, t), hn::Add(one, t));
-    if (highest >= 2) s[2] = hn::Mul(c(-2), hn::Mul(t, s[1]));
-    if (highest >= 3) s[3] = hn::Mul(s[1], hn::MulSub(c(6), t2, c(2)));
-    if (highest >= 4) s[4] = hn::Mul(hn::Mul(s[1], t), hn::NegMulAdd(c(24), t2, c(16)));
-    if (highest >= 5) s[5] = hn::Mul(s[1], hn::MulAdd(hn::MulSub(c(120), t2, c(120)), t2, c(16)));
+    tanh_derivatives(d, hn::Tanh(d, z), highest, s);
   } else if constexpr (kActivation == JetActivation::Sigmoid || kActivation == JetActivation::Silu) {
-    // sigma = 1 / (1 + exp(-z)) without overflow; its derivatives are
-    // polynomials in sigma, written in q = sigma (1 - sigma).
+    // sigma = 1 / (1 + exp(-z)) without overflow.
     const V e = hn::Exp(d, hn::Neg(hn::Abs(z)));
     const V of_abs = hn::Div(one, hn::Add(one, e));
     const V sigma = hn::IfThenElse(hn::Lt(z, hn::Zero(d)), hn::Mul(e, of_abs), of_abs);
     V g[6];
-    g[0] = sigma;
-    g[1] = hn::Mul(sigma, hn::Sub(one, sigma));
-    const V q = g[1], one_minus_2sigma = hn::NegMulAdd(c(2), sigma, one);
-    g[2] = hn::Mul(q, one_minus_2sigma);
-    g[3] = hn::Mul(q, hn::NegMulAdd(c(6), q, one));
-    g[4] = hn::Mul(hn::Mul(q, one_minus_2sigma), hn::NegMulAdd(c(12), q, one));
-    g[5] = hn::Mul(q, hn::MulAdd(hn::MulSub(c(120), q, c(30)), q, one));
+    sigmoid_derivatives(d, sigma, g);
     if constexpr (kActivation == JetActivation::Sigmoid) {
       for (int k = 0; k <= highest; ++k) s[k] = g[k];
     } else {
@@ -129,6 +146,28 @@ HWY_INLINE void activation_derivatives(D d, V z, int highest, V* s) {
     s[4] = sine;
     s[5] = cosine;
   }
+}
+
+// activation_derivatives when the activation's values at z are known (value:
+// the forward pass's output there, or null): tanh's and the sigmoid's
+// derivatives are polynomials in them, so the function is not evaluated
+// again. The values are what activation_derivatives computes, so the result is the same.
+template <JetActivation kActivation, class D, class V>
+HWY_INLINE void activation_derivatives_at(D d, V z, const hn::TFromD<D>* value, int highest, V* s) {
+  if constexpr (kActivation == JetActivation::Tanh || kActivation == JetActivation::Sigmoid) {
+    if (value) {
+      for (int k = 0; k < 6; ++k) s[k] = hn::Zero(d);
+      if constexpr (kActivation == JetActivation::Tanh) {
+        tanh_derivatives(d, hn::LoadU(d, value), highest, s);
+      } else {
+        V g[6];
+        sigmoid_derivatives(d, hn::LoadU(d, value), g);
+        for (int k = 0; k <= highest; ++k) s[k] = g[k];
+      }
+      return;
+    }
+  }
+  activation_derivatives<kActivation>(d, z, highest, s);
 }
 
 // One vector of elements at offset e of every block: blocks are `stride`
@@ -178,13 +217,13 @@ HWY_INLINE void forward_vector(D d, const JetPlan<T>& plan, const T* in, const T
 // partial derivatives of that block's formula.
 template <JetActivation kActivation, class D, class T>
 HWY_INLINE void backward_vector(D d, const JetPlan<T>& plan, const T* in, const T* bias_at, const T* grad_out,
-                                T* grad_in, int64_t stride, int64_t e) {
+                                T* grad_in, int64_t stride, int64_t e, const T* value) {
   using V = hn::Vec<D>;
   const auto at = [stride, e](auto* base, int64_t block) { return base + block * stride + e; };
   const auto k = [d](double value) { return hn::Set(d, static_cast<T>(value)); };
   const V z = hn::Add(hn::LoadU(d, in + e), hn::LoadU(d, bias_at));
   V s[6];
-  activation_derivatives<kActivation>(d, z, plan.forward_order + 1, s);
+  activation_derivatives_at<kActivation>(d, z, value ? value + e : nullptr, plan.forward_order + 1, s);
   V grad_z = hn::Mul(hn::LoadU(d, grad_out + e), s[1]);
   const V g_laplacian = plan.laplacian ? hn::LoadU(d, at(grad_out, plan.laplacian_block)) : hn::Zero(d);
   V weighted_squares = hn::Zero(d);
@@ -291,13 +330,16 @@ void forward_on_target(const JetLayout& layout, const T* jet, const T* bias, T* 
            });
 }
 
+// `value`: the forward pass's output values (block 0 of its jet), or null.
+// The zero-padded last vector recomputes them.
 template <JetActivation kActivation, class T>
-void backward_on_target(const JetLayout& layout, const T* jet, const T* bias, const T* grad_out, T* grad_jet) {
+void backward_on_target(const JetLayout& layout, const T* jet, const T* bias, const T* grad_out, T* grad_jet,
+                        const T* value) {
   const hn::ScalableTag<T> d;
   const JetPlan<T> plan(layout);
   jet_loop(d, plan, bias, jet, grad_out, grad_jet,
            [&](const T* in, const T* grad, T* result, int64_t stride, int64_t e, const T* bias_at) {
-             backward_vector<kActivation>(d, plan, in, bias_at, grad, result, stride, e);
+             backward_vector<kActivation>(d, plan, in, bias_at, grad, result, stride, e, in == jet ? value : nullptr);
            });
 }
 
@@ -314,14 +356,18 @@ void forward_dispatch(JetActivation activation, const JetLayout& layout, const T
 }
 template <class T>
 void backward_dispatch(JetActivation activation, const JetLayout& layout, const T* jet, const T* bias,
-                       const T* grad_out, T* grad_jet) {
+                       const T* grad_out, T* grad_jet, const T* value) {
   switch (activation) {
-    case JetActivation::Tanh: return backward_on_target<JetActivation::Tanh>(layout, jet, bias, grad_out, grad_jet);
+    case JetActivation::Tanh:
+      return backward_on_target<JetActivation::Tanh>(layout, jet, bias, grad_out, grad_jet, value);
     case JetActivation::Sigmoid:
-      return backward_on_target<JetActivation::Sigmoid>(layout, jet, bias, grad_out, grad_jet);
-    case JetActivation::Silu: return backward_on_target<JetActivation::Silu>(layout, jet, bias, grad_out, grad_jet);
-    case JetActivation::Relu: return backward_on_target<JetActivation::Relu>(layout, jet, bias, grad_out, grad_jet);
-    case JetActivation::Sin: return backward_on_target<JetActivation::Sin>(layout, jet, bias, grad_out, grad_jet);
+      return backward_on_target<JetActivation::Sigmoid>(layout, jet, bias, grad_out, grad_jet, value);
+    case JetActivation::Silu:
+      return backward_on_target<JetActivation::Silu>(layout, jet, bias, grad_out, grad_jet, value);
+    case JetActivation::Relu:
+      return backward_on_target<JetActivation::Relu>(layout, jet, bias, grad_out, grad_jet, value);
+    case JetActivation::Sin:
+      return backward_on_target<JetActivation::Sin>(layout, jet, bias, grad_out, grad_jet, value);
   }
 }
 void jet_forward_double(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
@@ -333,12 +379,12 @@ void jet_forward_float(JetActivation activation, const JetLayout& layout, const 
   forward_dispatch(activation, layout, jet, bias, out);
 }
 void jet_backward_double(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
-                         const double* grad_out, double* grad_jet) {
-  backward_dispatch(activation, layout, jet, bias, grad_out, grad_jet);
+                         const double* grad_out, double* grad_jet, const double* value) {
+  backward_dispatch(activation, layout, jet, bias, grad_out, grad_jet, value);
 }
 void jet_backward_float(JetActivation activation, const JetLayout& layout, const float* jet, const float* bias,
-                        const float* grad_out, float* grad_jet) {
-  backward_dispatch(activation, layout, jet, bias, grad_out, grad_jet);
+                        const float* grad_out, float* grad_jet, const float* value) {
+  backward_dispatch(activation, layout, jet, bias, grad_out, grad_jet, value);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -379,17 +425,28 @@ void jet_activation_forward(JetActivation activation, const JetLayout& layout, c
 void jet_activation_backward(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
                              const double* grad_out, double* grad_jet) {
   check_layout(layout);
-  HWY_DYNAMIC_DISPATCH(jet_backward_double)(activation, layout, jet, bias, grad_out, grad_jet);
+  HWY_DYNAMIC_DISPATCH(jet_backward_double)(activation, layout, jet, bias, grad_out, grad_jet, nullptr);
 }
 void jet_activation_backward(JetActivation activation, const JetLayout& layout, const float* jet, const float* bias,
                              const float* grad_out, float* grad_jet) {
   check_layout(layout);
-  HWY_DYNAMIC_DISPATCH(jet_backward_float)(activation, layout, jet, bias, grad_out, grad_jet);
+  HWY_DYNAMIC_DISPATCH(jet_backward_float)(activation, layout, jet, bias, grad_out, grad_jet, nullptr);
 }
 
 // ---- the whole MLP (Note [Jet MLP in cache] in taylor.h) ----------------------
 
 namespace {
+
+// The activation's backward given its values (block 0 of its output jet):
+// for tanh and the sigmoid it then does not evaluate the function again.
+void backward_with_value(JetActivation activation, const JetLayout& layout, const double* jet, const double* grad_out,
+                         double* grad_jet, const double* value) {
+  HWY_DYNAMIC_DISPATCH(jet_backward_double)(activation, layout, jet, nullptr, grad_out, grad_jet, value);
+}
+void backward_with_value(JetActivation activation, const JetLayout& layout, const float* jet, const float* grad_out,
+                         float* grad_jet, const float* value) {
+  HWY_DYNAMIC_DISPATCH(jet_backward_float)(activation, layout, jet, nullptr, grad_out, grad_jet, value);
+}
 
 // The checks of the activation kernels; the MLP's layout has no width of its own.
 void check_mlp_layout(const JetLayout& layout) {
@@ -441,7 +498,8 @@ class JetMlp {
       total_width += width;
     }
     const int64_t per_sample = blocks_ * total_width * static_cast<int64_t>(sizeof(T));
-    chunk_ = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8, std::max<int64_t>(layout.samples, 8));
+    chunk_ = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8,
+                                 std::max<int64_t>(layout.samples, 8));
   }
   int64_t chunk() const { return chunk_; }
   int64_t out_width() const { return widths_.empty() ? layout_.coordinates : widths_.back(); }
@@ -504,8 +562,9 @@ class JetMlp {
       } else {
         if (l == 0 && !grad_x) return;
         grad_b_.resize(static_cast<size_t>(blocks_ * rows * width_in));
-        jet_activation_backward(layer.activation, block_layout(rows, width_in), in, nullptr, g.data(),
-                                grad_b_.data());
+        // The recomputed forward's output values spare evaluating the activation again.
+        backward_with_value(layer.activation, block_layout(rows, width_in), in, g.data(), grad_b_.data(),
+                            outputs_[l].data());
       }
       std::swap(grad_a_, grad_b_);
     }

@@ -196,28 +196,32 @@ TEST_CASE("taylor: gradgradcheck in the parameters of a small net") {
 }
 
 TEST_CASE("jet_mlp: the fused, blocked pass equals the layered one over several sample blocks") {
-  // 700 samples of this net make three blocks, the last one partial.
-  for (bool fourier : {false, true}) {
-    CAPTURE(fourier);
-    nn::Sequential net = make_net("silu", fourier, 3, 2, 13);
-    gd::Tensor x = points(700, 3, 12);
-    const gp::TaylorRequest request{.laplacian_weights = {1.0, 2.0, 0.5}, .pure_dims = {0, 2}, .pure_order = 4};
-    const gp::TaylorOutputs fused = gp::taylor_forward(*net, x, request);
-    std::vector<gd::Tensor> inputs{x};
-    for (const gd::Tensor& p : net->parameters()) inputs.push_back(p);
-    // The layered pass is what the fused op's backward runs under create_graph.
-    auto loss = [&](const gp::TaylorOutputs& t) {
-      return (t.laplacian.square() + t.pure(2, 4) * t.value + t.gradient.sum({2}).sin()).sum();
-    };
-    const gd::Tensor total = loss(fused);
-    auto fused_grads = gd::autograd::grad({total}, inputs, {}, /*retain_graph=*/true);
-    auto layered_grads = gd::autograd::grad({total}, inputs, {}, true, /*create_graph=*/true);
-    for (size_t i = 0; i < inputs.size(); ++i) CHECK(scaled_error(fused_grads[i], layered_grads[i]) < 1e-12);
-    gd::Tensor u = net->forward(x);
-    CHECK(scaled_error(fused.value, u) < 1e-12);
-    CHECK(scaled_error(fused.gradient.select(1, 1), gp::grad(u, x, 1)) < 1e-12);
-    CHECK(scaled_error(fused.pure(0, 3).narrow(1, 0, 1), gp::partial(u, x, {0, 0, 0})) < 1e-12);
-  }
+  // 700 samples of this net make three blocks, the last one partial. The
+  // backward of tanh and the sigmoid takes their derivatives from the values
+  // of the recomputed forward pass, silu's from z.
+  for (const char* activation : {"tanh", "sigmoid", "silu"})
+    for (bool fourier : {false, true}) {
+      CAPTURE(activation);
+      CAPTURE(fourier);
+      nn::Sequential net = make_net(activation, fourier, 3, 2, 13);
+      gd::Tensor x = points(700, 3, 12);
+      const gp::TaylorRequest request{.laplacian_weights = {1.0, 2.0, 0.5}, .pure_dims = {0, 2}, .pure_order = 4};
+      const gp::TaylorOutputs fused = gp::taylor_forward(*net, x, request);
+      std::vector<gd::Tensor> inputs{x};
+      for (const gd::Tensor& p : net->parameters()) inputs.push_back(p);
+      // The layered pass is what the fused op's backward runs under create_graph.
+      auto loss = [&](const gp::TaylorOutputs& t) {
+        return (t.laplacian.square() + t.pure(2, 4) * t.value + t.gradient.sum({2}).sin()).sum();
+      };
+      const gd::Tensor total = loss(fused);
+      auto fused_grads = gd::autograd::grad({total}, inputs, {}, /*retain_graph=*/true);
+      auto layered_grads = gd::autograd::grad({total}, inputs, {}, true, /*create_graph=*/true);
+      for (size_t i = 0; i < inputs.size(); ++i) CHECK(scaled_error(fused_grads[i], layered_grads[i]) < 1e-12);
+      gd::Tensor u = net->forward(x);
+      CHECK(scaled_error(fused.value, u) < 1e-12);
+      CHECK(scaled_error(fused.gradient.select(1, 1), gp::grad(u, x, 1)) < 1e-12);
+      CHECK(scaled_error(fused.pure(0, 3).narrow(1, 0, 1), gp::partial(u, x, {0, 0, 0})) < 1e-12);
+    }
 }
 
 // ---- the fused jet-activation op -----------------------------------------------
