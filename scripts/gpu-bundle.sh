@@ -26,5 +26,8 @@ for binary in "$bundle/test_cuda" "$bundle/gradiens-bench" "$bundle/gradiens-tra
 done
 strip "$bundle"/lib/libgradiens_* 2>/dev/null || true
 cp scripts/gpu-check.sh scripts/torch_cuda_peer.py "$bundle/"
+# GPU_BUNDLE_CPU_PEER=path/to/torch_peer.py (BENCHMARKS.md's CPU peer) adds it,
+# for gpu-check.sh's GPU_CHECK_CPU=1 comparison on the GPU machine's CPU.
+if [ -n "${GPU_BUNDLE_CPU_PEER:-}" ]; then cp "$GPU_BUNDLE_CPU_PEER" "$bundle/torch_peer.py"; fi
 tar -cf - "$bundle" | xz -T0 -6 > "$bundle.tar.xz"
 du -sh "$bundle" "$bundle.tar.xz"

@@ -5,7 +5,8 @@
 # run from the repository root: scripts/gpu-check.sh [bundle dir] [report dir].
 # GPU_CHECK_BENCH=0 leaves the benchmarks out (the tests alone take seconds);
 # GPU_CHECK_TESTS=0 leaves the tests and training runs out; GPU_CHECK_ROUNDS=N
-# (default 1) runs gradiens and PyTorch N times, alternated, one ratio per round.
+# (default 1) runs gradiens and PyTorch N times, alternated, one ratio per round;
+# GPU_CHECK_CPU=1 also compares the PINN workloads on the host CPU (below).
 set -uo pipefail
 bundle=${1:-gpu-bundle}
 report=${2:-${OUT:-gpu-report}}
@@ -136,6 +137,51 @@ PY
 
 fi  # GPU_CHECK_TESTS
 
+# One line per workload and round of a JSON-lines file: gradiens' median over
+# the peer's (for a Taylor-engine workload, its nested-autograd twin's).
+print_ratios() {
+  python3 - "$1" <<'PY' | tee -a "$report/report.txt"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "median_ms" in r:
+        impl = "gradiens" if r["impl"].startswith("gradiens") else "torch"
+        rows.setdefault(r.get("round", 1), {}).setdefault(r["workload"], {})[impl] = r
+for round_number, workloads in sorted(rows.items()):
+    for name, r in workloads.items():
+        # A Taylor-engine workload computes what its nested-autograd twin does: PyTorch's figure is the twin's.
+        twin = workloads.get(name.replace("_taylor", ""), {})
+        if "gradiens" in r and "torch" in twin:
+            g, t = r["gradiens"]["median_ms"], twin["torch"]["median_ms"]
+            where = f" ({twin['torch']['device']})" if "device" in twin["torch"] else ""
+            print(f"round {round_number}: {name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f}{where}")
+PY
+}
+
+# GPU_CHECK_CPU=1: the PINN workloads on this machine's CPU against PyTorch on
+# the same CPU (BENCHMARKS.md's CPU peer, which gpu-bundle.sh packs from
+# GPU_BUNDLE_CPU_PEER), one thread pinned to one core, alternated for
+# GPU_CHECK_CPU_ROUNDS rounds (default 3).
+if [ "${GPU_CHECK_CPU:-0}" = 1 ] && [ -f "$bundle/torch_peer.py" ]; then
+  echo "== CPU benchmarks: $(lscpu | sed -n 's/^Model name: *//p' | head -1), 1 thread on core 1" \
+    | tee -a "$report/report.txt"
+  pin=$(command -v taskset >/dev/null && echo "taskset -c 1")
+  rm -f "$report/cpu.jsonl"
+  for round in $(seq "${GPU_CHECK_CPU_ROUNDS:-3}"); do
+    $pin timeout 300 "$bundle/gradiens-bench" --threads 1 \
+      --only pinn_burgers_f64,pinn_burgers_taylor_f64,pinn_poisson5d_f64,pinn_poisson5d_taylor_f64 2>&1 \
+      | sed "s/^{/{\"round\": $round, /" | tee -a "$report/cpu.jsonl" | tee -a "$report/report.txt"
+    PYTHONUNBUFFERED=1 $pin timeout 300 python3 "$bundle/torch_peer.py" --threads 1 \
+      --only pinn_burgers_f64,pinn_poisson5d_f64 2>&1 \
+      | sed "s/^{/{\"round\": $round, /" | tee -a "$report/cpu.jsonl" | tee -a "$report/report.txt"
+  done
+  print_ratios "$report/cpu.jsonl"
+fi
+
 [ "${GPU_CHECK_BENCH:-1}" = 0 ] && exit 0
 echo "== benchmarks (gradiens, then PyTorch, same card)" | tee -a "$report/report.txt"
 workloads=op_overhead_5000,pinn_burgers_f64,pinn_poisson5d_f64,pinn_burgers_taylor_f64,pinn_poisson5d_taylor_f64
@@ -154,23 +200,4 @@ for round in $(seq "$rounds"); do
   PYTHONUNBUFFERED=1 timeout 200 python3 "$bundle/torch_cuda_peer.py" --only "${workloads//_taylor/}" 2>&1 \
     | sed "s/^{/{\"round\": $round, /" | tee -a "$report/bench.jsonl" | tee -a "$report/report.txt"
 done
-python3 - "$report/bench.jsonl" <<'PY' | tee -a "$report/report.txt"
-import json, sys
-rows = {}
-for line in open(sys.argv[1]):
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if "median_ms" in r:
-        impl = "gradiens" if r["impl"].startswith("gradiens") else "torch"
-        rows.setdefault(r.get("round", 1), {}).setdefault(r["workload"], {})[impl] = r
-for round_number, workloads in sorted(rows.items()):
-    for name, r in workloads.items():
-        # A Taylor-engine workload computes what its nested-autograd twin does: PyTorch's figure is the twin's.
-        twin = workloads.get(name.replace("_taylor", ""), {})
-        if "gradiens" in r and "torch" in twin:
-            g, t = r["gradiens"]["median_ms"], twin["torch"]["median_ms"]
-            print(f"round {round_number}: {name}: gradiens {g:.3f} ms, PyTorch {t:.3f} ms, ratio {g / t:.3f} "
-                  f"({twin['torch'].get('device', '')})")
-PY
+print_ratios "$report/bench.jsonl"
