@@ -5,6 +5,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/cuda/ops.h"
+#include "kernels/error.h"
 
 namespace gradiens::kernels {
 
@@ -60,8 +61,9 @@ void threshold_backward(ScalarType dtype, const void* grad, const void* self, co
 }
 
 void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, const void* y, void* d_grad,
-                            void* d_y, int64_t n, const DeviceRef& device) {
+                            void* d_y, int64_t n, const DeviceRef& device, uint32_t accumulate) {
   if (device.is_cuda()) {
+    GD_INTERNAL_ASSERT(accumulate == 0, "tanh_backward_backward: accumulating outputs is CPU-only");
     if (n > 0) cuda::tanh_backward_backward(dtype, gg, grad, y, d_grad, d_y, n, device.stream);
     return;
   }
@@ -69,7 +71,7 @@ void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, 
     const T *ggp = static_cast<const T*>(gg), *gp = static_cast<const T*>(grad), *yp = static_cast<const T*>(y);
     T *dg = static_cast<T*>(d_grad), *dy = static_cast<T*>(d_y);
     cpu::parallel_for(0, n, cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-      cpu::tanh_backward_backward(ggp + lo, gp + lo, yp + lo, dg + lo, dy + lo, hi - lo);
+      cpu::tanh_backward_backward(ggp + lo, gp + lo, yp + lo, dg + lo, dy + lo, hi - lo, accumulate);
     });
   });
 }
@@ -91,8 +93,10 @@ void scaled_product(ScalarType dtype, const void* a, const void* b, const void* 
 }
 
 void scaled_product_backward(ScalarType dtype, const void* g, const void* a, const void* b, const void* c, double s,
-                             void* grad_a, void* grad_b, void* grad_c, int64_t n, const DeviceRef& device) {
+                             void* grad_a, void* grad_b, void* grad_c, int64_t n, const DeviceRef& device,
+                             uint32_t accumulate) {
   if (device.is_cuda()) {
+    GD_INTERNAL_ASSERT(accumulate == 0, "scaled_product_backward: accumulating outputs is CPU-only");
     if (n > 0) cuda::scaled_product_backward(dtype, g, a, b, c, s, grad_a, grad_b, grad_c, n, device.stream);
     return;
   }
@@ -102,7 +106,8 @@ void scaled_product_backward(ScalarType dtype, const void* g, const void* a, con
     T *ga = static_cast<T*>(grad_a), *gb = static_cast<T*>(grad_b), *gc = static_cast<T*>(grad_c);
     const T st = static_cast<T>(s);
     cpu::parallel_for(0, n, cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
-      cpu::scaled_product_backward(gp + lo, ap + lo, bp + lo, cp + lo, st, ga + lo, gb + lo, gc + lo, hi - lo);
+      cpu::scaled_product_backward(gp + lo, ap + lo, bp + lo, cp + lo, st, ga + lo, gb + lo, gc + lo, hi - lo,
+                                   accumulate);
     });
   });
 }

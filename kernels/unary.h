@@ -23,12 +23,14 @@ void sigmoid_backward(ScalarType dtype, const void* grad, const void* y, void* o
 void threshold_backward(ScalarType dtype, const void* grad, const void* self, const Number& threshold, void* out,
                         int64_t n, const DeviceRef& device);
 // Both gradients of tanh_backward(grad, y) for gg in one pass (see kernels/cpu/vector_math.h).
+// Bit k of `accumulate` (the CPU only): output k adds its result to what it holds.
 void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, const void* y, void* d_grad,
-                            void* d_y, int64_t n, const DeviceRef& device);
+                            void* d_y, int64_t n, const DeviceRef& device, uint32_t accumulate = 0);
 // out = s * (a * b * c), and its three gradients for g in one pass; float32/float64.
 void scaled_product(ScalarType dtype, const void* a, const void* b, const void* c, double s, void* out, int64_t n,
                     const DeviceRef& device);
 void scaled_product_backward(ScalarType dtype, const void* g, const void* a, const void* b, const void* c, double s,
-                             void* grad_a, void* grad_b, void* grad_c, int64_t n, const DeviceRef& device);
+                             void* grad_a, void* grad_b, void* grad_c, int64_t n, const DeviceRef& device,
+                             uint32_t accumulate = 0);
 
 }  // namespace gradiens::kernels

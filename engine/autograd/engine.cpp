@@ -159,30 +159,40 @@ class GraphTask {
       if (is_accumulator && !accumulate) execute = false;
       bool any_defined = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
       GradList outputs;
+      uint64_t added_in_place = 0;  // bit i: output i came back as the sum offered for it, added into already
       if (execute && (any_defined || runs_without_gradients(*node))) {
         // Note [Unneeded outputs]: the formula skips gradients nobody asked for.
         const uint64_t outer_unneeded = node->unneeded_outputs_;
         node->unneeded_outputs_ = prune ? unneeded_outputs(*node) : 0;
         Node* const outer_node = current_node;
         current_node = node;
+        GradList outer_targets = std::move(node->accumulation_targets_);
+        GradList offered = create_graph_ ? GradList() : accumulation_targets(*node, prune);
+        node->accumulation_targets_ = offered;
         try {
           outputs = node->apply(std::move(inputs));
           if (anomaly_enabled && anomaly_check_nan) check_anomaly(*node, outputs);
         } catch (...) {
           node->unneeded_outputs_ = outer_unneeded;
+          node->accumulation_targets_ = std::move(outer_targets);
           current_node = outer_node;
           if (anomaly_enabled) warn_anomaly_history(*node);
           throw;
         }
         current_node = outer_node;
         node->unneeded_outputs_ = outer_unneeded;
+        node->accumulation_targets_ = std::move(outer_targets);
+        for (size_t i = 0; i < offered.size() && i < outputs.size() && i < 64; ++i)
+          if (offered[i].defined() && outputs[i].impl() == offered[i].impl()) added_in_place |= uint64_t{1} << i;
+        offered.clear();  // the sums not taken are again their buffers' alone, to be added to in place
         if (!keep_graph_) node->release_variables();
       }
       for (size_t i = 0; i < node->next_edges_.size(); ++i) {
         const Edge& edge = node->next_edges_[i];
         if (!edge.is_valid()) continue;
         Node* child = edge.function.get();
-        if (execute && i < outputs.size() && outputs[i].defined() && (!prune || child->needed_))
+        if (execute && i < outputs.size() && outputs[i].defined() && (!prune || child->needed_) &&
+            !((added_in_place >> i) & 1))
           accumulate_input(*child, edge.input_nr, validate(*node, i, *child, edge.input_nr, std::move(outputs[i])));
         if (--child->pending_dependencies_ == 0) ready.push(child);
       }
@@ -293,6 +303,47 @@ class GraphTask {
     for (const Edge& e : n.next_edges_)
       if (e.is_valid() && e.function->needed_) return true;
     return false;
+  }
+
+  // Note [Accumulating in place]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // A tensor used several times forward gets several gradients backward, which
+  // the engine sums into its consumer's input buffer, in place once the sum is
+  // a buffer of its own (can_accumulate_in_place). Through a PINN's nested
+  // grads that is most tensors, and each add is a pass over memory as long as
+  // the kernel that made the gradient. So before a node runs without
+  // create_graph, the engine offers it, per next edge, the sum so far when
+  // that sum could be added to in place, is large enough for a pass to matter,
+  // and no other edge of the node leads to it. A formula may add its result
+  // into the offered buffer inside its own kernel (a GEMM with beta = 1, a
+  // fused elementwise kernel with an accumulating output) and return that
+  // buffer; the engine, seeing the buffer it offered come back for that edge,
+  // adds nothing. A fused kernel's sum is the separate add's bit for bit
+  // (Note [Accumulating outputs round twice] in kernels/cpu/vector_math.cpp);
+  // a GEMM's is C + AB as its kernel forms it.
+  // (A formula returning one tensor for two edges into the same buffer, as
+  // a + a's, is never offered that buffer and still gets it added twice.)
+  static constexpr int64_t kAccumulateInPlaceMinNumel = 4096;
+
+  GradList accumulation_targets(const Node& node, bool prune) const {
+    GradList targets;
+    const size_t count = node.next_edges_.size();
+    for (size_t i = 0; i < std::min<size_t>(count, 64); ++i) {  // run() marks the taken ones in 64 bits
+      const Edge& e = node.next_edges_[i];
+      if (!e.is_valid() || (prune && !e.function->needed_)) continue;
+      const GradList& buffer = e.function->input_buffer_;
+      if (e.input_nr >= buffer.size()) continue;
+      const Tensor& slot = buffer[e.input_nr];
+      if (!slot.defined() || slot.numel() < kAccumulateInPlaceMinNumel || !can_accumulate_in_place(slot, slot))
+        continue;
+      bool shared = false;
+      for (size_t j = 0; j < count && !shared; ++j)
+        shared = j != i && node.next_edges_[j].function == e.function && node.next_edges_[j].input_nr == e.input_nr;
+      if (shared) continue;
+      if (targets.size() < count) targets.resize(count);
+      targets[i] = slot;
+    }
+    return targets;
   }
 
   void accumulate_input(Node& node, uint32_t input_nr, Tensor grad) {

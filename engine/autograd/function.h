@@ -46,6 +46,28 @@ class Ctx {
     return index < needs_grad_.size() && needs_grad_[index] && (!owner_ || owner_->should_compute_output(index));
   }
 
+  // The buffer summing the gradient of forward input `index` so far, which the
+  // formula may add its result into and return (then the engine adds nothing),
+  // when it is a CPU tensor laid out exactly as `like`, the formula's result
+  // would be; else an undefined tensor (Note [Accumulating in place] in
+  // engine/autograd/engine.cpp). Offered only while the backward runs without
+  // create_graph, and at most once per input.
+  Tensor accumulation_target(size_t index, const Tensor& like) const {
+    Tensor target = owner_ && like.is_cpu() ? owner_->take_accumulation_target(index) : Tensor();
+    if (!target.defined() || target.device() != like.device() || target.dtype() != like.dtype() ||
+        !(target.sizes() == like.sizes()) || !(target.strides() == like.strides()))
+      return Tensor();
+    return target;
+  }
+  // The same for a result that would be a new contiguous CPU tensor of `sizes` and `dtype`.
+  Tensor accumulation_target(size_t index, IntArrayRef sizes, ScalarType dtype) const {
+    Tensor target = owner_ ? owner_->take_accumulation_target(index) : Tensor();
+    if (!target.defined() || !target.is_cpu() || target.dtype() != dtype || !(target.sizes() == sizes) ||
+        !target.is_contiguous())
+      return Tensor();
+    return target;
+  }
+
   // Free-form attributes for the backward formula.
   DimVector ints;
   DimVector shape;

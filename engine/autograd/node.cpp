@@ -97,6 +97,10 @@ Node::~Node() {
   }
 }
 
+Tensor Node::take_accumulation_target(size_t i) {
+  return i < accumulation_targets_.size() ? std::move(accumulation_targets_[i]) : Tensor();
+}
+
 uint32_t Node::add_input_metadata(const Tensor& forward_output) {
   InputMetadata meta;
   meta.sizes = DimVector(forward_output.sizes().begin(), forward_output.sizes().end());

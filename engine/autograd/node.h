@@ -69,6 +69,12 @@ class Node : public std::enable_shared_from_this<Node> {
   // backward(inputs=...)), so the formula can skip it (Note [Unneeded outputs]).
   bool should_compute_output(size_t i) const { return i >= 64 || !((unneeded_outputs_ >> i) & 1); }
 
+  // While apply runs: the buffer that already sums the gradients arriving
+  // through next edge `i`, if the engine offers it to be added into, else an
+  // undefined tensor; taking it withdraws the offer (Note [Accumulating in
+  // place] in engine/autograd/engine.cpp).
+  Tensor take_accumulation_target(size_t i);
+
   // Where the node was created, filled in anomaly mode, and the node whose
   // backward (under create_graph) created it.
   std::string creation_trace;
@@ -88,6 +94,7 @@ class Node : public std::enable_shared_from_this<Node> {
   int32_t pending_dependencies_ = 0;
   bool needed_ = false;
   uint64_t unneeded_outputs_ = 0;  // bit i: next edge i leads nowhere needed (only while apply runs)
+  GradList accumulation_targets_;  // per next edge (only while apply runs)
   GradList input_buffer_;
 };
 

@@ -209,7 +209,7 @@ void for_each_batch(const BatchLoop& loop, F&& f) {
 // float64 on the CPU; on a cuda device any floating dtype, float16/bfloat16
 // read and written as such and accumulated in float32 (the values of
 // Note [Reduced floats compute in float32]).
-void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out) {
+void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Tensor& out, double beta = 0.0) {
   BlasLayout la = readable_layout(a, batch), lb = readable_layout(b, batch);
   const int64_t n = a.rows, m = a.cols, p = b.cols;
   BatchLoop loop = coalesce_batch(batch, a, b, n * p);
@@ -220,7 +220,7 @@ void blas_product(MatrixOperand a, MatrixOperand b, IntArrayRef batch, const Ten
   const kernels::DeviceRef device = cuda_seam::device_of(out);
   for_each_batch(loop, [&](int64_t oa, int64_t ob, int64_t oc, int64_t count, int64_t sa, int64_t sb, int64_t sc) {
     kernels::gemm_batched(out.dtype(), count, la.transposed, lb.transposed, n, p, m, 1.0, a_data + oa * size, la.ld,
-                          sa, b_data + ob * size, lb.ld, sb, 0.0, c + oc * size, p, sc, device);
+                          sa, b_data + ob * size, lb.ld, sb, beta, c + oc * size, p, sc, device);
   });
 }
 
@@ -283,6 +283,20 @@ bool is_transposed_matrix(const Tensor& m) {
   return m.dim() == 2 && m.size(0) > 1 && m.size(1) > 1 && m.stride(0) == 1 && m.stride(1) == m.size(0);
 }
 
+// g @ b^T, the gradient of a in a @ b (a not transposed): on the CPU, added by
+// the GEMM itself (beta = 1) into the sum the engine offers for input `index`
+// (Note [Accumulating in place]).
+Tensor product_input_gradient(const Ctx& ctx, size_t index, const Tensor& g, const Tensor& b) {
+  const ScalarType dtype = g.dtype();
+  if (!GradMode::is_enabled() && g.is_cpu() && (dtype == kFloat32 || dtype == kFloat64) && b.dtype() == dtype &&
+      g.dim() == 2 && b.dim() == 2 && g.numel() > 0 && b.numel() > 0)
+    if (Tensor target = ctx.accumulation_target(index, {g.size(0), b.size(0)}, dtype); target.defined()) {
+      blas_product(matrix_operand(g, {}), matrix_operand(b.t(), {}), {}, target, /*beta=*/1.0);
+      return target;
+    }
+  return g.mm(b.t());
+}
+
 struct Mm {
   static constexpr std::string_view name = "MmBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& a, const Tensor& b) {
@@ -297,7 +311,7 @@ struct Mm {
     // (g^T a)^T is a transposed view whose transpose, W's gradient, is
     // contiguous, which spares the accumulation a transposing copy.
     Tensor grad_a, grad_b;
-    if (ctx.needs_input_grad(0)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
+    if (ctx.needs_input_grad(0)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : product_input_gradient(ctx, 0, g, b);
     if (ctx.needs_input_grad(1)) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
     return {grad_a, grad_b};
   }
@@ -396,7 +410,8 @@ GradList addmm_backward(const Ctx& ctx, const Tensor& g) {
   if (ctx.needs_input_grad(0) && !grad_self.defined())
     grad_self = sum_to(ctx.real == 1 ? g : g * ctx.real, ctx.shape);
   // In each input's layout, as Mm's backward.
-  if (ctx.needs_input_grad(1)) grad_a = ctx.ints[0] ? b.mm(g.t()).t() : g.mm(b.t());
+  if (ctx.needs_input_grad(1))
+    grad_a = ctx.ints[0] ? b.mm(g.t()).t() : unit_alpha ? product_input_gradient(ctx, 1, g, b) : g.mm(b.t());
   if (ctx.needs_input_grad(2) && !grad_b.defined()) grad_b = ctx.ints[1] ? g.t().mm(a).t() : a.t().mm(g);
   if (!unit_alpha) {
     if (grad_a.defined()) grad_a = grad_a * alpha;

@@ -289,6 +289,20 @@ bool same_dense_layout(std::initializer_list<Tensor> tensors) {
   return true;
 }
 
+// A fused backward's `count` outputs, each shaped like `like`: the sum the
+// engine offers for that input (Note [Accumulating in place]), whose bit the
+// kernel's `accumulate` mask then sets, or a new tensor.
+GradList outputs_or_accumulation_targets(const Ctx& ctx, size_t count, const Tensor& like, uint32_t& accumulate) {
+  GradList outputs;
+  accumulate = 0;
+  for (size_t k = 0; k < count; ++k) {
+    Tensor target = ctx.accumulation_target(k, like);
+    if (target.defined()) accumulate |= uint32_t{1} << k;
+    outputs.push_back(target.defined() ? std::move(target) : empty(like.sizes(), like.options()));
+  }
+  return outputs;
+}
+
 // s * a * b * c in one pass: tanh's second derivative (gg * grad * y * -2) would
 // otherwise take three passes and two temporaries over every hidden activation
 // of a PINN. Its gradient with respect to each factor is the same product with
@@ -319,11 +333,12 @@ struct ScaledProduct3 {
     if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && ctx.needs_input_grad(2) &&
         same_dense_layout({g, a, b, c})) {
       // Nothing records: the three products in one pass over g, a, b and c, with
-      // the same rounding as the three calls below.
-      GradList grads{empty(g.sizes(), g.options()), empty(g.sizes(), g.options()), empty(g.sizes(), g.options())};
+      // the same rounding as the three calls below, each added into its offered sum.
+      uint32_t accumulate = 0;
+      GradList grads = outputs_or_accumulation_targets(ctx, 3, g, accumulate);
       kernels::scaled_product_backward(g.dtype(), g.data_ptr(), a.data_ptr(), b.data_ptr(), c.data_ptr(), s,
                                        grads[0].data_ptr(), grads[1].data_ptr(), grads[2].data_ptr(), g.numel(),
-                                       device_of(g));
+                                       device_of(g), accumulate);
       return grads;
     }
     return {ctx.needs_input_grad(0) ? scaled_product(g, b, c, s) : Tensor(),
@@ -358,10 +373,11 @@ struct TanhBackwardOp {
     if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) &&
         same_dense_layout({gg, grad, y})) {
       // Nothing records: both gradients in one pass over gg, grad and y, with the
-      // same rounding as the two ops below.
-      GradList grads{empty(y.sizes(), y.options()), empty(y.sizes(), y.options())};
+      // same rounding as the two ops below, each added into its offered sum.
+      uint32_t accumulate = 0;
+      GradList grads = outputs_or_accumulation_targets(ctx, 2, y, accumulate);
       kernels::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(), grads[0].data_ptr(),
-                                      grads[1].data_ptr(), y.numel(), device_of(y));
+                                      grads[1].data_ptr(), y.numel(), device_of(y), accumulate);
       return grads;
     }
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),

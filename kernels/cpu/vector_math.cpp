@@ -558,21 +558,48 @@ void arith_on_target(Arith op, const T* a, const T* b, T* out, size_t count) {
 
 // The fused second-order kernels (vector_math.h): only multiplies, subtracts and
 // adds in the scalar formulas' order, so every target rounds as the scalar code.
+// Note [Accumulating outputs round twice]
+// An output that accumulates must equal the separate add it replaces: the
+// result rounded, then the sum rounded. GCC contracts a product followed by an
+// add into one fused multiply-add (-ffp-contract=fast, its default), even
+// through vector intrinsics, which rounds once; rounded() hides the result
+// from that optimization by passing it through an empty asm statement.
+template <class X>
+HWY_INLINE X rounded(X x) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  asm("" : "+x"(x));
+#endif
+  return x;
+}
+
+// Stores v at p, or p + v where `add` (an output that accumulates).
+template <class D, class V, class T>
+HWY_INLINE void store_or_add(D d, V v, T* p, bool add) {
+  if (add) {
+    v.raw = rounded(v.raw);
+    v = hn::Add(hn::LoadU(d, p), v);
+  }
+  hn::StoreU(v, d, p);
+}
+
 template <class T>
-void tanh_backward_backward_loop(const T* gg, const T* grad, const T* y, T* d_grad, T* d_y, size_t count) {
+void tanh_backward_backward_loop(const T* gg, const T* grad, const T* y, T* d_grad, T* d_y, size_t count,
+                                 uint32_t accumulate) {
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
   const auto minus_two = hn::Set(d, T(-2));
+  const bool add_grad = (accumulate & 1) != 0, add_y = (accumulate & 2) != 0;
   size_t i = 0;
   for (; i + lanes <= count; i += lanes) {
     const auto g2 = hn::LoadU(d, gg + i), g = hn::LoadU(d, grad + i), v = hn::LoadU(d, y + i);
-    hn::StoreU(TanhBackward::apply(d, g2, v), d, d_grad + i);
-    hn::StoreU(hn::Mul(minus_two, hn::Mul(hn::Mul(g2, g), v)), d, d_y + i);
+    store_or_add(d, TanhBackward::apply(d, g2, v), d_grad + i, add_grad);
+    store_or_add(d, hn::Mul(minus_two, hn::Mul(hn::Mul(g2, g), v)), d_y + i, add_y);
   }
   for (; i < count; ++i) {
     const T g2 = gg[i], g = grad[i], v = y[i];
-    d_grad[i] = g2 * ((T(1) - v) * (T(1) + v));
-    d_y[i] = T(-2) * (g2 * g * v);
+    const T dg = g2 * ((T(1) - v) * (T(1) + v)), dy = T(-2) * (g2 * g * v);
+    d_grad[i] = add_grad ? d_grad[i] + rounded(dg) : dg;
+    d_y[i] = add_y ? d_y[i] + rounded(dy) : dy;
   }
 }
 
@@ -602,21 +629,23 @@ void scaled_product_loop(const T* a, const T* b, const T* c, T s, T* out, size_t
 
 template <class T>
 void scaled_product_backward_loop(const T* g, const T* a, const T* b, const T* c, T s, T* grad_a, T* grad_b,
-                                  T* grad_c, size_t count) {
+                                  T* grad_c, size_t count, uint32_t accumulate) {
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
   const auto scale = hn::Set(d, s);
+  const bool add_a = (accumulate & 1) != 0, add_b = (accumulate & 2) != 0, add_c = (accumulate & 4) != 0;
   size_t i = 0;
   for (; i + lanes <= count; i += lanes) {
     const auto vg = hn::LoadU(d, g + i), va = hn::LoadU(d, a + i), vb = hn::LoadU(d, b + i), vc = hn::LoadU(d, c + i);
-    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(vg, vb), vc)), d, grad_a + i);
-    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(va, vg), vc)), d, grad_b + i);
-    hn::StoreU(hn::Mul(scale, hn::Mul(hn::Mul(va, vb), vg)), d, grad_c + i);
+    store_or_add(d, hn::Mul(scale, hn::Mul(hn::Mul(vg, vb), vc)), grad_a + i, add_a);
+    store_or_add(d, hn::Mul(scale, hn::Mul(hn::Mul(va, vg), vc)), grad_b + i, add_b);
+    store_or_add(d, hn::Mul(scale, hn::Mul(hn::Mul(va, vb), vg)), grad_c + i, add_c);
   }
   for (; i < count; ++i) {
-    grad_a[i] = s * (g[i] * b[i] * c[i]);
-    grad_b[i] = s * (a[i] * g[i] * c[i]);
-    grad_c[i] = s * (a[i] * b[i] * g[i]);
+    const T ga = s * (g[i] * b[i] * c[i]), gb = s * (a[i] * g[i] * c[i]), gc = s * (a[i] * b[i] * g[i]);
+    grad_a[i] = add_a ? grad_a[i] + rounded(ga) : ga;
+    grad_b[i] = add_b ? grad_b[i] + rounded(gb) : gb;
+    grad_c[i] = add_c ? grad_c[i] + rounded(gc) : gc;
   }
 }
 
@@ -646,12 +675,12 @@ void arith_double(Arith op, const double* a, const double* b, double* out, size_
   arith_on_target(op, a, b, out, count);
 }
 void tanh_backward_backward_float(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y,
-                                  size_t count) {
-  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count);
+                                  size_t count, uint32_t accumulate) {
+  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count, accumulate);
 }
 void tanh_backward_backward_double(const double* gg, const double* grad, const double* y, double* d_grad,
-                                   double* d_y, size_t count) {
-  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count);
+                                   double* d_y, size_t count, uint32_t accumulate) {
+  tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count, accumulate);
 }
 void threshold_backward_float(const float* grad, const float* self, float threshold, float* out, size_t count) {
   threshold_backward_loop(grad, self, threshold, out, count);
@@ -667,12 +696,13 @@ void scaled_product_double(const double* a, const double* b, const double* c, do
   scaled_product_loop(a, b, c, s, out, count);
 }
 void scaled_product_backward_float(const float* g, const float* a, const float* b, const float* c, float s,
-                                   float* grad_a, float* grad_b, float* grad_c, size_t count) {
-  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count);
+                                   float* grad_a, float* grad_b, float* grad_c, size_t count, uint32_t accumulate) {
+  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count, accumulate);
 }
 void scaled_product_backward_double(const double* g, const double* a, const double* b, const double* c, double s,
-                                    double* grad_a, double* grad_b, double* grad_c, size_t count) {
-  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count);
+                                    double* grad_a, double* grad_b, double* grad_c, size_t count,
+                                    uint32_t accumulate) {
+  scaled_product_backward_loop(g, a, b, c, s, grad_a, grad_b, grad_c, count, accumulate);
 }
 // Note [Vectorized 2x2 max pool]
 // Each vector holds N adjacent outputs of one row: LoadInterleaved2 splits the
@@ -913,14 +943,15 @@ void arith(Arith op, const float* a, const float* b, float* out, int64_t n) {
 void arith(Arith op, const double* a, const double* b, double* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(arith_double)(op, a, b, out, checked_count("arith", n));
 }
-void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n) {
+void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n,
+                            uint32_t accumulate) {
   HWY_DYNAMIC_DISPATCH(tanh_backward_backward_float)(gg, grad, y, d_grad, d_y,
-                                                     checked_count("tanh_backward_backward", n));
+                                                     checked_count("tanh_backward_backward", n), accumulate);
 }
 void tanh_backward_backward(const double* gg, const double* grad, const double* y, double* d_grad, double* d_y,
-                            int64_t n) {
+                            int64_t n, uint32_t accumulate) {
   HWY_DYNAMIC_DISPATCH(tanh_backward_backward_double)(gg, grad, y, d_grad, d_y,
-                                                      checked_count("tanh_backward_backward", n));
+                                                      checked_count("tanh_backward_backward", n), accumulate);
 }
 void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(threshold_backward_float)(grad, self, threshold, out, checked_count("threshold_backward", n));
@@ -961,14 +992,14 @@ void scaled_product(const double* a, const double* b, const double* c, double s,
   HWY_DYNAMIC_DISPATCH(scaled_product_double)(a, b, c, s, out, checked_count("scaled_product", n));
 }
 void scaled_product_backward(const float* g, const float* a, const float* b, const float* c, float s, float* grad_a,
-                             float* grad_b, float* grad_c, int64_t n) {
+                             float* grad_b, float* grad_c, int64_t n, uint32_t accumulate) {
   HWY_DYNAMIC_DISPATCH(scaled_product_backward_float)(g, a, b, c, s, grad_a, grad_b, grad_c,
-                                                      checked_count("scaled_product_backward", n));
+                                                      checked_count("scaled_product_backward", n), accumulate);
 }
 void scaled_product_backward(const double* g, const double* a, const double* b, const double* c, double s,
-                             double* grad_a, double* grad_b, double* grad_c, int64_t n) {
+                             double* grad_a, double* grad_b, double* grad_c, int64_t n, uint32_t accumulate) {
   HWY_DYNAMIC_DISPATCH(scaled_product_backward_double)(g, a, b, c, s, grad_a, grad_b, grad_c,
-                                                       checked_count("scaled_product_backward", n));
+                                                       checked_count("scaled_product_backward", n), accumulate);
 }
 const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(this_target_name)(); }
 

@@ -71,20 +71,23 @@ void arith(Arith op, const double* a, const double* b, double* out, int64_t n);
 
 // Both gradients of tanh_backward(grad, y) for the incoming gg, in one pass:
 // d_grad = tanh_backward(gg, y) and d_y = -2 * (gg * grad * y), multiplied left
-// to right (the rounding of the two separate kernels).
-void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n);
+// to right (the rounding of the two separate kernels). Bit k of `accumulate`
+// makes output k (d_grad, d_y) add its result to what it holds, as a separate
+// add would (Note [Accumulating in place] in engine/autograd/engine.cpp).
+void tanh_backward_backward(const float* gg, const float* grad, const float* y, float* d_grad, float* d_y, int64_t n,
+                            uint32_t accumulate = 0);
 void tanh_backward_backward(const double* gg, const double* grad, const double* y, double* d_grad, double* d_y,
-                            int64_t n);
+                            int64_t n, uint32_t accumulate = 0);
 // out = s * (a * b * c), multiplied left to right.
 void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n);
 void scaled_product(const double* a, const double* b, const double* c, double s, double* out, int64_t n);
 // The three gradients of scaled_product for the incoming g, in one pass: each is
 // scaled_product with its factor replaced by g (s * (g * b * c), s * (a * g * c),
-// s * (a * b * g)).
+// s * (a * b * g)). Bit k of `accumulate`: output k adds to what it holds.
 void scaled_product_backward(const float* g, const float* a, const float* b, const float* c, float s, float* grad_a,
-                             float* grad_b, float* grad_c, int64_t n);
+                             float* grad_b, float* grad_c, int64_t n, uint32_t accumulate = 0);
 void scaled_product_backward(const double* g, const double* a, const double* b, const double* c, double s,
-                             double* grad_a, double* grad_b, double* grad_c, int64_t n);
+                             double* grad_a, double* grad_b, double* grad_c, int64_t n, uint32_t accumulate = 0);
 
 // Bulk conversions of n contiguous elements between float32 and the 16-bit
 // floats, bit for bit the scalar Half(float) / float(Half) of kernels/reduced_float.h

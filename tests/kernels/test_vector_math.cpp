@@ -508,7 +508,8 @@ bool same_value(T got, T want) {
 
 // The arithmetic, the second-order tanh kernel and the scaled products against
 // their scalar formulas, bit for bit (they only multiply, add and subtract in
-// the formulas' order), at lengths around every vector width.
+// the formulas' order), at lengths around every vector width, with outputs
+// that overwrite and outputs that accumulate.
 template <class T>
 void check_fused_arithmetic() {
   using gradiens::kernels::cpu::Arith;
@@ -551,6 +552,28 @@ void check_fused_arithmetic() {
     CHECK(all_same(out, [&](int64_t i) { return s * (g[i] * b[i] * c[i]); }));
     CHECK(all_same(out2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); }));
     CHECK(all_same(out3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); }));
+
+    // Outputs that accumulate (bit k of the mask) add their result to what they
+    // hold, as a separate add of the result would; the others overwrite.
+    for (uint32_t mask : {1u, 2u, 5u, 6u}) {
+      INFO("accumulate mask ", mask);
+      const std::vector<T> before = c, before2 = a, before3 = g;
+      auto added = [&](uint32_t bit, const std::vector<T>& held, auto result) {
+        return [&, bit, result](int64_t i) { return (mask & bit) ? held[i] + result(i) : result(i); };
+      };
+      out = before, out2 = before2, out3 = before3;
+      if (mask < 4) {
+        gradiens::kernels::cpu::tanh_backward_backward(g.data(), b.data(), y.data(), out.data(), out2.data(), n, mask);
+        CHECK(all_same(out, added(1, before, [&](int64_t i) { return g[i] * ((T(1) - y[i]) * (T(1) + y[i])); })));
+        CHECK(all_same(out2, added(2, before2, [&](int64_t i) { return T(-2) * (g[i] * b[i] * y[i]); })));
+      }
+      out = before, out2 = before2, out3 = before3;
+      gradiens::kernels::cpu::scaled_product_backward(g.data(), a.data(), b.data(), c.data(), s, out.data(),
+                                                      out2.data(), out3.data(), n, mask);
+      CHECK(all_same(out, added(1, before, [&](int64_t i) { return s * (g[i] * b[i] * c[i]); })));
+      CHECK(all_same(out2, added(2, before2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); })));
+      CHECK(all_same(out3, added(4, before3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); })));
+    }
 
     // ReLU's backward, a NaN self included (a[1]); ties at the threshold drop grad.
     if (n > 3) c[3] = T(0.5);
