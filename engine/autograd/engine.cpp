@@ -167,7 +167,7 @@ class GraphTask {
         Node* const outer_node = current_node;
         current_node = node;
         GradList outer_targets = std::move(node->accumulation_targets_);
-        GradList offered = create_graph_ ? GradList() : accumulation_targets(*node, prune);
+        GradList offered = create_graph_ || anomaly_enabled ? GradList() : accumulation_targets(*node, prune);
         node->accumulation_targets_ = offered;
         try {
           outputs = node->apply(std::move(inputs));
@@ -312,9 +312,10 @@ class GraphTask {
   // a buffer of its own (can_accumulate_in_place). Through a PINN's nested
   // grads that is most tensors, and each add is a pass over memory as long as
   // the kernel that made the gradient. So before a node runs without
-  // create_graph, the engine offers it, per next edge, the sum so far when
-  // that sum could be added to in place, is large enough for a pass to matter,
-  // and no other edge of the node leads to it. A formula may add its result
+  // create_graph (and outside anomaly mode, which checks each gradient), the
+  // engine offers it, per next edge, the sum so far when that sum could be
+  // added to in place, is large enough for a pass to matter, and no other
+  // edge of the node leads to it. A formula may add its result
   // into the offered buffer inside its own kernel (a GEMM with beta = 1, a
   // fused elementwise kernel with an accumulating output) and return that
   // buffer; the engine, seeing the buffer it offered come back for that edge,
