@@ -15,6 +15,7 @@
 
 #include "hwy/targets.h"
 #include "kernels/error.h"
+#include "tests/kernels/simd_targets.h"
 
 namespace gradiens::kernels::cpu {
 namespace {
@@ -294,28 +295,12 @@ TEST_CASE("gemm: the library's shapes (MLP, PINN, LSTM)") {
 }
 
 // Runs `check` once per SIMD target the small float64 GEMM kernel has (AVX-512,
-// AVX2) that this CPU supports, with Highway forced to that target; restores
-// the CPU's own choice afterwards. Returns how many targets ran.
+// AVX2) that this CPU supports; returns how many targets ran.
 namespace {
 
 template <class Check>
-int for_each_small_gemm_target(Check check) {
-  struct RestoreRealCpu {
-    ~RestoreRealCpu() {
-      hwy::SetSupportedTargetsForTest(0);
-      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    }
-  } restore_real_cpu;
-  int targets_run = 0;
-  for (int64_t target : {HWY_AVX3, HWY_AVX2}) {
-    if ((hwy::SupportedTargets() & target) == 0) continue;
-    hwy::SetSupportedTargetsForTest(target);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    INFO("SIMD target ", hwy::TargetName(target));
-    check();
-    ++targets_run;
-  }
-  return targets_run;
+size_t for_each_small_gemm_target(Check check) {
+  return gradiens::testing::run_on_simd_targets({HWY_AVX3, HWY_AVX2}, check).size();
 }
 
 }  // namespace
@@ -347,7 +332,7 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   CHECK_FALSE(small_gemm_applies(false, true, 20, 20, 10000));  // a long transposed B is packed by OpenBLAS
   CHECK_FALSE(small_gemm_applies(false, false, 100, 65, 20));
   CHECK_FALSE(small_gemm_applies(true, false, 65, 20, 10000));
-  const int targets_run = !cpu_has_kernel ? 0 : for_each_small_gemm_target([&] {
+  const size_t targets_run = !cpu_has_kernel ? 0 : for_each_small_gemm_target([&] {
     uint32_t seed = 100;
     for (int threads : {1, 2}) {
       GemmSettingsScope settings(Float32Backend::Auto, threads);

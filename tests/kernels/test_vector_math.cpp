@@ -15,6 +15,7 @@
 #include "hwy/targets.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/error.h"
+#include "tests/kernels/simd_targets.h"
 
 namespace {
 
@@ -26,32 +27,7 @@ using gradiens::kernels::cpu::UnaryMath;
 
 // ---- SIMD targets ------------------------------------------------------------
 
-// Runs body once per SIMD target that both this CPU and vector_math.cpp have,
-// by narrowing Highway's view of the CPU to that one target; returns the names
-// it ran under. Targets not compiled into vector_math.cpp fall back to its
-// scalar copy, which the name check skips.
-template <class Body>
-std::vector<std::string> for_each_simd_target(Body body) {
-  struct RestoreRealCpu {
-    ~RestoreRealCpu() {
-      hwy::SetSupportedTargetsForTest(0);
-      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    }
-  } restore_real_cpu;
-  const int64_t cpu_targets = hwy::SupportedTargets();
-  std::vector<std::string> ran;
-  for (int64_t target : {HWY_AVX3, HWY_AVX2, HWY_SSE4, HWY_EMU128, HWY_SCALAR}) {
-    if ((cpu_targets & target) == 0) continue;
-    hwy::SetSupportedTargetsForTest(target);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    const std::string target_name = hwy::TargetName(target);
-    if (simd_target_name() != target_name) continue;
-    INFO("SIMD target ", target_name);
-    body();
-    ran.push_back(target_name);
-  }
-  return ran;
-}
+using gradiens::testing::for_each_simd_target;  // tests/kernels/simd_targets.h
 
 // ---- comparing floats --------------------------------------------------------
 
