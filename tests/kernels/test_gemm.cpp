@@ -308,20 +308,22 @@ size_t for_each_small_gemm_target(Check check) {
 // float64 products with n <= 64 and a short k (or a short m and a long k) take the
 // direct kernel of small_gemm.cpp: every width (full vectors, half-width and masked
 // tails, one and two column panels), row counts around its tiles, reduction lengths
-// across its 256-row chunks, and tall products split over threads; on each SIMD
-// target the kernel has (AVX-512 and AVX2).
+// across its 64-row chunks, operands large enough to be prefetched (a long
+// reduction's A and B, a C read back), and tall products split over threads; on
+// each SIMD target the kernel has (AVX-512 and AVX2).
 TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   std::vector<GemmCase> cases;
   for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 28, 31, 32, 33, 36, 40, 44, 47, 48, 57, 63, 64})
     for (int64_t m : {1, 2, 5, 9, 19})
       cases.push_back({m % 2 == 1, m % 3 == 0, m, n, 20, 1.0, 0.0, m % 2});
-  for (int64_t k : {1, 2, 63, 64, 65, 255, 256, 257, 1000})
+  for (int64_t k : {1, 2, 63, 64, 65, 127, 128, 129, 257, 1000, 3001})
     for (int64_t m : {1, 8, 20, 32, 64})
       for (double beta : {0.0, 1.0, -0.5}) cases.push_back({true, false, m, m == 64 ? 64 : 20, k, 0.75, beta, k % 3});
   for (bool trans_a : {false, true})
     for (bool trans_b : {false, true}) {
       cases.push_back({trans_a, trans_b, 3001, 20, 20, 1.0, 1.0, 1});
       cases.push_back({trans_a, trans_b, 1001, 64, 64, -1.0, 0.5, 3});
+      cases.push_back({trans_a, trans_b, 5003, 20, 20, 1.0, 1.0, 0});  // C (800 KB) prefetched
     }
   // The kernel exists for AVX2 and AVX-512 only; elsewhere every product goes to OpenBLAS.
   const bool cpu_has_kernel = small_gemm_applies(false, false, 1, 1, 1);
