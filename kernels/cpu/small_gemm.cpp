@@ -14,11 +14,27 @@
 // of op(A). A panel's last columns go in a half-width vector when they fit in
 // one (20 = 8 + 8 + 4 with AVX-512): on CPUs that execute a 512-bit FMA as two
 // 256-bit halves (AMD Zen 4) that costs half a masked full vector, and no more
-// elsewhere. Neither operand is copied, except a transposed B, which is small
+// elsewhere; two rows share one when it is exactly half full (Note [Paired
+// tails]). Neither operand is copied, except a transposed B, which is small
 // here (k <= 64) and packed once on the stack. Long reductions (k large, m <= 64:
 // weight gradients) are cut into chunks of kChunk rows so that A's and B's chunk
 // stay in L1 while every tile of C passes over them: on Zen 5, 64-row chunks ran
 // [64, 8192] x [8192, 64] at 101-109 GFLOP/s, 256-row ones (sized for L2) at 86.
+//
+// Note [Paired tails]
+// ~~~~~~~~~~~~~~~~~~~
+// A half-width tail costs a full FMA slot on cores whose FMA units are 512 bits
+// wide (Zen 5, Intel's AVX-512 cores): 20 = 8 + 8 + 4 columns issue 12 FMAs per
+// reduction step of a 4-row tile for 10 vectors' work. When the tail fills its
+// half vector exactly and the tile has an even number of rows, rows 2h and 2h + 1
+// share one accumulator instead: lower half row 2h's tail, upper half row
+// 2h + 1's, the B row's tail loaded into both halves and the two rows' A elements
+// joined in one vector. Each C element is still one FMA chain over p in order,
+// so results are bit for bit those of separate tails. On Zen 5 the [10000, 20] x
+// [20, 20] products went from 92-95 to 100-109 GFLOP/s and the Taylor Burgers
+// block's [404, 20] ones from 91-96 to 109-114: pinn_burgers_taylor_f64 -6%,
+// pinn_burgers_f64 -5%. Remainder tiles (fewer rows than a tile) keep a tail per row.
+//
 // Note [Prefetching streamed operands]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // In a training step the weight gradient's operands are a gradient just made and
@@ -97,8 +113,9 @@ constexpr bool kSmallGemmTarget = false;
 #endif
 
 // How a panel's last columns are held (Note [Small float64 GEMM]): none left,
-// a half-width vector, or a full-width masked vector.
-enum class Tail { kNone, kHalf, kFull };
+// a half-width vector, a half-width vector shared by two rows (Note [Paired
+// tails]), or a full-width masked vector.
+enum class Tail { kNone, kHalf, kPaired, kFull };
 
 // Accumulator registers: AVX-512 has 32 vector registers, AVX2 16; keep one per
 // vector of the B row, one for the broadcast and the rest for the tile. At most 4
@@ -113,6 +130,40 @@ constexpr int rows_per_tile() {
 // Vectors per column panel: four on AVX-512 (32 columns), three on AVX2.
 constexpr int kPanelVectors = HWY_TARGET == HWY_AVX3 ? 4 : 3;
 
+// Paired tails' vector moves (Note [Paired tails]); only the targets that run
+// the kernel have them, the others keep stand-ins that are never called.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2
+// The half vectors at `lower` and `upper` as one vector's lower and upper halves.
+template <class D>
+HWY_INLINE hn::Vec<D> load_halves(D d, const double* lower, const double* upper) {
+  const hn::Half<D> dh;
+  return hn::Combine(d, hn::LoadU(dh, upper), hn::LoadU(dh, lower));
+}
+// The lower half of `lower` and the upper half of `upper`.
+template <class D, class V>
+HWY_INLINE V join_halves(D d, V lower, V upper) {
+  return hn::ConcatUpperLower(d, upper, lower);
+}
+// The lower half to `lower`, the upper half to `upper`.
+template <class D, class V>
+HWY_INLINE void store_halves(D d, V value, double* lower, double* upper) {
+  const hn::Half<D> dh;
+  hn::StoreU(hn::LowerHalf(dh, value), dh, lower);
+  hn::StoreU(hn::UpperHalf(dh, value), dh, upper);
+}
+#else
+template <class D>
+HWY_INLINE hn::Vec<D> load_halves(D d, const double*, const double*) {
+  return hn::Zero(d);
+}
+template <class D, class V>
+HWY_INLINE V join_halves(D, V lower, V) {
+  return lower;
+}
+template <class D, class V>
+HWY_INLINE void store_halves(D, V, double*, double*) {}
+#endif
+
 // Rows [i0, i0 + MR) and columns [j0, j0 + NV * lanes + tail) of C over the
 // reduction rows [p0, p1). The first chunk applies beta (reading C only when
 // beta != 0); later chunks add to C.
@@ -125,12 +176,15 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
   const hn::Half<decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
   using VH = hn::Vec<decltype(dh)>;
-  // The tail's vector type: the half vector, or the full one.
+  // The tail's vector type: the half vector, or the full one (a paired tail holds two rows' halves).
   using DT = std::conditional_t<TAIL == Tail::kHalf, hn::Half<decltype(d)>, hn::ScalableTag<double>>;
   using VT = hn::Vec<DT>;
   static_assert(TAIL != Tail::kHalf || std::is_same_v<VT, VH>);
   const DT dt;
   constexpr bool kHasTail = TAIL != Tail::kNone;
+  constexpr bool kPairedTail = TAIL == Tail::kPaired;  // rows 2h and 2h + 1 share acc_tail[h]
+  constexpr bool kRowTail = kHasTail && !kPairedTail;
+  static_assert(!kPairedTail || MR % 2 == 0, "paired tails need an even number of rows");
   constexpr int kFull = NV > 0 ? NV : 1;  // array extents must be positive
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto tail_mask = hn::FirstN(dt, static_cast<size_t>(kHasTail ? tail : 0));
@@ -138,12 +192,13 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
   // masked ones cost Zen cores far more, even with every lane on.
   const bool whole_tail = kHasTail && tail == static_cast<int64_t>(hn::Lanes(dt));
   V acc[MR][kFull];
-  VT acc_tail[MR];
+  VT acc_tail[kPairedTail ? MR / 2 : MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
-    if constexpr (kHasTail) acc_tail[r] = hn::Zero(dt);
+    if constexpr (kRowTail) acc_tail[r] = hn::Zero(dt);
+    if constexpr (kPairedTail) acc_tail[r / 2] = hn::Zero(dt);
   }
   const double* a_tile = o.a + i0 * o.a_row;
   const double* b_panel = o.b + j0;
@@ -159,9 +214,12 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) b_vec[v] = hn::LoadU(d, b_row + v * lanes);
     VT b_tail;
-    if constexpr (kHasTail)
+    if constexpr (kRowTail)
       b_tail = whole_tail ? hn::LoadU(dt, b_row + NV * lanes) : hn::MaskedLoad(tail_mask, dt, b_row + NV * lanes);
+    if constexpr (kPairedTail)  // the B row's last half vector in both halves
+      b_tail = load_halves(d, b_row + NV * lanes, b_row + NV * lanes);
     const double* a_p = a_tile + p * o.a_col;
+    V a_previous = hn::Zero(d);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const double a_value = a_p[r * o.a_row];
@@ -170,6 +228,11 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a_vec, b_vec[v], acc[r][v]);
       if constexpr (TAIL == Tail::kHalf) acc_tail[r] = hn::MulAdd(hn::LowerHalf(dh, a_vec), b_tail, acc_tail[r]);
       if constexpr (TAIL == Tail::kFull) acc_tail[r] = hn::MulAdd(a_vec, b_tail, acc_tail[r]);
+      if constexpr (kPairedTail) {  // lower half row r - 1's element, upper half row r's
+        if (r % 2 == 1)
+          acc_tail[r / 2] = hn::MulAdd(join_halves(d, a_previous, a_vec), b_tail, acc_tail[r / 2]);
+        a_previous = a_vec;
+      }
     }
   }
   const bool read_c = !first_chunk || o.beta != 0.0;
@@ -186,7 +249,7 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
       for (int v = 0; v < NV; ++v)
         hn::StoreU(hn::Add(finish(d, acc[r][v], hn::Zero(d)), hn::LoadU(d, bias + v * lanes)), d,
                    c_row + v * lanes);
-      if constexpr (kHasTail) {
+      if constexpr (kRowTail) {
         if (whole_tail) {
           hn::StoreU(hn::Add(finish(dt, acc_tail[r], hn::Zero(dt)), hn::LoadU(dt, bias + NV * lanes)), dt,
                      c_row + NV * lanes);
@@ -197,6 +260,13 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
         }
       }
     }
+    if constexpr (kPairedTail) {
+      const V tail_bias = load_halves(d, bias + NV * lanes, bias + NV * lanes);
+      for (int h = 0; h < MR / 2; ++h) {
+        double* c_ptr = o.c + (i0 + 2 * h) * o.ldc + j0 + NV * lanes;
+        store_halves(d, hn::Add(finish(d, acc_tail[h], hn::Zero(d)), tail_bias), c_ptr, c_ptr + o.ldc);
+      }
+    }
     return;
   }
   for (int r = 0; r < MR; ++r) {
@@ -205,7 +275,7 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
       double* c_ptr = c_row + v * lanes;
       hn::StoreU(finish(d, acc[r][v], read_c ? hn::LoadU(d, c_ptr) : hn::Zero(d)), d, c_ptr);
     }
-    if constexpr (kHasTail) {
+    if constexpr (kRowTail) {
       double* c_ptr = c_row + NV * lanes;
       if (whole_tail) {
         hn::StoreU(finish(dt, acc_tail[r], read_c ? hn::LoadU(dt, c_ptr) : hn::Zero(dt)), dt, c_ptr);
@@ -213,6 +283,13 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
         const VT old = read_c ? hn::MaskedLoad(tail_mask, dt, c_ptr) : hn::Zero(dt);
         hn::BlendedStore(finish(dt, acc_tail[r], old), tail_mask, dt, c_ptr);
       }
+    }
+  }
+  if constexpr (kPairedTail) {
+    for (int h = 0; h < MR / 2; ++h) {
+      double* c_ptr = o.c + (i0 + 2 * h) * o.ldc + j0 + NV * lanes;
+      const V old = read_c ? load_halves(d, c_ptr, c_ptr + o.ldc) : hn::Zero(d);
+      store_halves(d, finish(d, acc_tail[h], old), c_ptr, c_ptr + o.ldc);
     }
   }
 }
@@ -238,7 +315,9 @@ void panel(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int64_t j
     i += MR;
   }
   for (; i + MR <= i_end; i += MR) tile<MR, NV, TAIL>(o, i, j0, tail, p0, p1, p0 == 0);
-  if (i < i_end) remainder_tile<NV, TAIL>(o, i, i_end - i, j0, tail, p0, p1, p0 == 0);
+  // Remainder tiles hold a tail per row.
+  constexpr Tail kRemainderTail = TAIL == Tail::kPaired ? Tail::kHalf : TAIL;
+  if (i < i_end) remainder_tile<NV, kRemainderTail>(o, i, i_end - i, j0, tail, p0, p1, p0 == 0);
 }
 
 // The panel kernel for `width` columns (at most kPanelVectors vectors, counting a tail).
@@ -252,6 +331,8 @@ void panel_for_width(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end,
       if (tail == 0) {
         if constexpr (NV > 0) return panel<NV, Tail::kNone>(o, i_begin, i_end, j0, tail, p0, p1);
       } else if constexpr (NV < kPanelVectors) {
+        if constexpr (kSmallGemmTarget && rows_per_tile<NV + 1>() % 2 == 0)
+          if (2 * tail == lanes) return panel<NV, Tail::kPaired>(o, i_begin, i_end, j0, tail, p0, p1);
         if (2 * tail <= lanes) return panel<NV, Tail::kHalf>(o, i_begin, i_end, j0, tail, p0, p1);
         return panel<NV, Tail::kFull>(o, i_begin, i_end, j0, tail, p0, p1);
       }
