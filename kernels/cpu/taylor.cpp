@@ -498,8 +498,18 @@ class JetMlp {
   JetMlp(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count)
       : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()) {
     int64_t width = layout.coordinates, total_width = layout.coordinates;
+    weights_t_.resize(static_cast<size_t>(count));
     for (int64_t l = 0; l < count; ++l) {
-      if (layers[l].linear) width = layers[l].out_features;
+      const JetMlpLayer<T>& layer = layers[l];
+      if (layer.linear) {
+        width = layer.out_features;
+        // W^T once per call: the forward products of every sample block read it in place.
+        std::vector<T>& weight_t = weights_t_[static_cast<size_t>(l)];
+        weight_t.resize(static_cast<size_t>(layer.in_features * layer.out_features));
+        for (int64_t j = 0; j < layer.out_features; ++j)
+          for (int64_t p = 0; p < layer.in_features; ++p)
+            weight_t[static_cast<size_t>(p * layer.out_features + j)] = layer.weight[j * layer.in_features + p];
+      }
       widths_.push_back(width);
       total_width += width;
     }
@@ -526,8 +536,9 @@ class JetMlp {
       std::vector<T>& out = outputs_[l];
       out.resize(static_cast<size_t>(blocks_ * rows * widths_[l]));
       if (layer.linear) {
-        block_gemm(false, true, blocks_ * rows, layer.out_features, width, in, width, layer.weight, width, T(0),
-                   out.data(), layer.out_features);
+        block_gemm(false, false, blocks_ * rows, layer.out_features, width, in, width,
+                   weights_t_[static_cast<size_t>(l)].data(), layer.out_features, T(0), out.data(),
+                   layer.out_features);
         if (layer.bias)  // the value block only
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < layer.out_features; ++j) out[r * layer.out_features + j] += layer.bias[j];
@@ -589,6 +600,7 @@ class JetMlp {
   const JetMlpLayer<T>* layers_;
   int64_t count_, blocks_, chunk_ = 0;
   std::vector<int64_t> widths_;  // each layer's output width
+  std::vector<std::vector<T>> weights_t_;  // each Linear's weight transposed, [in, out]
   std::vector<T> seed_, grad_a_, grad_b_;
   std::vector<std::vector<T>> outputs_;
 };
