@@ -17,9 +17,14 @@
 // elsewhere; two rows share one when it is exactly half full (Note [Paired
 // tails]). Neither operand is copied, except a transposed B, which is small
 // here (k <= 64) and packed once on the stack. Long reductions (k large, m <= 64:
-// weight gradients) are cut into chunks of kChunk rows so that A's and B's chunk
-// stay in L1 while every tile of C passes over them: on Zen 5, 64-row chunks ran
-// [64, 8192] x [8192, 64] at 101-109 GFLOP/s, 256-row ones (sized for L2) at 86.
+// weight gradients) are summed in chunks of kChunk (256) reduction rows, each
+// added to C when done, and the tiles of C pass over a chunk in passes of kPass
+// (64) rows, so that a pass's rows of A and B stay in L1: a pass that ends
+// inside its chunk leaves its accumulators in a buffer of partial sums, from
+// which the next pass goes on with the same FMA chain. The passes change the
+// speed, not the rounding: on Zen 5 the Taylor Poisson block's [64, 126] x
+// [126, 64] weight gradient went from 86 to 103-113 GFLOP/s (a single pass over
+// the chunk ran it out of L2).
 //
 // Note [Paired tails]
 // ~~~~~~~~~~~~~~~~~~~
@@ -49,9 +54,11 @@
 // blocks ahead. Operands that fit in L2 (the Taylor engine's sample blocks) are
 // not prefetched: there it only cost time.
 //
-// Summation order: each C element is one FMA chain over p in order (then scaled
-// by alpha and added to beta * C), as in OpenBLAS's kernel for k within a block,
-// so results agree with it to rounding.
+// Summation order: each C element is one FMA chain over p in order per chunk of
+// kChunk reduction rows (k <= 64: one chunk); the first chunk's sum s gives
+// fma(beta, C, alpha s) (alpha s alone when beta == 0), each later one C plus
+// alpha s rounded. As in OpenBLAS's kernel for k within a block, so results
+// agree with it to rounding; a kernel test holds it to this order bit for bit.
 // Only AVX2 and AVX-512 copies are used: they have masked loads that do not touch
 // memory past the last column. Other CPUs keep OpenBLAS (small_gemm_applies).
 
@@ -69,6 +76,7 @@
 #include "hwy/foreach_target.h"  // must come before highway.h
 
 #include "hwy/highway.h"
+#include "kernels/cpu/rounding-inl.h"
 #include "hwy/cache_control.h"
 
 #ifndef GRADIENS_SMALL_GEMM_OPERANDS
@@ -89,8 +97,14 @@ struct SmallGemmOperands {
   // Note [Prefetching streamed operands]: a long reduction's A and B, or a C read
   // back (beta != 0), larger than kStreamedBytes.
   bool stream_reduction = false, stream_c = false;
+  // The current pass over the tiles and its rounding chunk (Note [Small float64 GEMM]):
+  bool first_chunk = true;     // the chunk is the first: beta applies
+  bool resume = false;         // the accumulators start from `partial`, not zero
+  bool suspend = false;        // the accumulators go to `partial`: the chunk goes on in the next pass
+  double* partial = nullptr;   // [m, n] (row length n): the chunk's sums so far
 };
-constexpr int64_t kChunk = 64;        // reduction rows per pass (Note [Small float64 GEMM])
+constexpr int64_t kChunk = 256;       // reduction rows summed before they reach C (Note [Small float64 GEMM])
+constexpr int64_t kPass = 64;         // reduction rows per pass over the tiles (Note [Small float64 GEMM])
 constexpr int64_t kMaxShortK = 64;    // k up to which any m is handled
 constexpr int64_t kMaxLongM = 64;     // m up to which any k is handled
 constexpr int64_t kRowBlock = 16;     // rows of C that pass over every column panel in turn
@@ -167,11 +181,11 @@ HWY_INLINE void store_halves(D, V, double*, double*) {}
 // Rows [i0, i0 + MR) and columns [j0, j0 + NV * lanes + tail) of C over the
 // reduction rows [p0, p1). The first chunk applies beta (reading C only when
 // beta != 0); later chunks add to C.
+// CHUNKED: a long reduction, whose pass may resume or suspend its chunk.
 // PREFETCH: also fetch the rows of A and B kPrefetchRows ahead
 // (Note [Prefetching streamed operands]).
-template <int MR, int NV, Tail TAIL, bool PREFETCH = false>
-HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t tail, int64_t p0, int64_t p1,
-                     bool first_chunk) {
+template <int MR, int NV, Tail TAIL, bool CHUNKED, bool PREFETCH = false>
+HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t tail, int64_t p0, int64_t p1) {
   const hn::ScalableTag<double> d;
   const hn::Half<decltype(d)> dh;
   using V = hn::Vec<decltype(d)>;
@@ -193,12 +207,25 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
   const bool whole_tail = kHasTail && tail == static_cast<int64_t>(hn::Lanes(dt));
   V acc[MR][kFull];
   VT acc_tail[kPairedTail ? MR / 2 : MR];
+  // A pass that resumes its chunk starts from the sums the previous one left.
+  const auto partial_at = [&](int r) { return o.partial + (i0 + r) * o.n + j0; };
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
     if constexpr (kRowTail) acc_tail[r] = hn::Zero(dt);
     if constexpr (kPairedTail) acc_tail[r / 2] = hn::Zero(dt);
+  }
+  if (CHUNKED && o.resume) {
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) acc[r][v] = hn::LoadU(d, partial_at(r) + v * lanes);
+      if constexpr (kRowTail) {
+        double* tail_ptr = partial_at(r) + NV * lanes;
+        acc_tail[r] = whole_tail ? hn::LoadU(dt, tail_ptr) : hn::MaskedLoad(tail_mask, dt, tail_ptr);
+      }
+      if constexpr (kPairedTail)
+        if (r % 2 == 0) acc_tail[r / 2] = load_halves(d, partial_at(r) + NV * lanes, partial_at(r + 1) + NV * lanes);
+    }
   }
   const double* a_tile = o.a + i0 * o.a_row;
   const double* b_panel = o.b + j0;
@@ -235,12 +262,29 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
       }
     }
   }
+  if (CHUNKED && o.suspend) {  // the chunk goes on: keep its sums as they are
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < NV; ++v) hn::StoreU(acc[r][v], d, partial_at(r) + v * lanes);
+      if constexpr (kRowTail) {
+        if (whole_tail) hn::StoreU(acc_tail[r], dt, partial_at(r) + NV * lanes);
+        else hn::BlendedStore(acc_tail[r], tail_mask, dt, partial_at(r) + NV * lanes);
+      }
+      if constexpr (kPairedTail)
+        if (r % 2 == 0) store_halves(d, acc_tail[r / 2], partial_at(r) + NV * lanes, partial_at(r + 1) + NV * lanes);
+    }
+    return;
+  }
+  const bool first_chunk = o.first_chunk;
   const bool read_c = !first_chunk || o.beta != 0.0;
   // result = alpha * acc (+ beta * old on the first chunk, + old on later ones).
+  // result = alpha * acc (+ beta * old on the first chunk, + old on later ones,
+  // rounded before the add: Note [Accumulating outputs round twice]).
   auto finish = [&](auto tag, auto sum, auto old) {
     auto result = hn::Mul(hn::Set(tag, o.alpha), sum);
     if (!read_c) return result;
-    return first_chunk ? hn::MulAdd(hn::Set(tag, o.beta), old, result) : hn::Add(old, result);
+    if (first_chunk) return hn::MulAdd(hn::Set(tag, o.beta), old, result);
+    result.raw = rounded(result.raw);
+    return hn::Add(old, result);
   };
   if (o.bias) {  // + bias, after the product's rounding as a separate add (beta == 0, one chunk)
     const double* bias = o.bias + j0;
@@ -294,30 +338,46 @@ HWY_INLINE void tile(const SmallGemmOperands& o, int64_t i0, int64_t j0, int64_t
   }
 }
 
-template <int NV, Tail TAIL, int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>()>
+template <int NV, Tail TAIL, bool CHUNKED, int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>()>
 HWY_INLINE void remainder_tile(const SmallGemmOperands& o, int64_t i0, int64_t rows, int64_t j0, int64_t tail,
-                               int64_t p0, int64_t p1, bool first_chunk) {
+                               int64_t p0, int64_t p1) {
   if constexpr (MR > 1) {
-    if (rows == MR - 1) return tile<MR - 1, NV, TAIL>(o, i0, j0, tail, p0, p1, first_chunk);
-    return remainder_tile<NV, TAIL, MR - 1>(o, i0, rows, j0, tail, p0, p1, first_chunk);
+    if (rows == MR - 1) return tile<MR - 1, NV, TAIL, CHUNKED>(o, i0, j0, tail, p0, p1);
+    return remainder_tile<NV, TAIL, CHUNKED, MR - 1>(o, i0, rows, j0, tail, p0, p1);
   }
+}
+
+template <int NV, Tail TAIL, bool CHUNKED>
+void panel_tiles(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int64_t j0, int64_t tail, int64_t p0,
+                 int64_t p1) {
+  constexpr int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>();
+  int64_t i = i_begin;
+  // Streamed operands: the row block's first tile fetches ahead for all of them.
+  if constexpr (CHUNKED) {
+    if (o.stream_reduction && i + MR <= i_end) {
+      tile<MR, NV, TAIL, CHUNKED, true>(o, i, j0, tail, p0, p1);
+      i += MR;
+    }
+  }
+  for (; i + MR <= i_end; i += MR) {
+    if constexpr (CHUNKED) {
+      if (o.resume)  // the next tile's sums so far, to L1 while this one runs
+        for (int64_t r = i + MR; r < std::min(i_end, i + 2 * MR); ++r)
+          for (int64_t x = 0; x < NV * 8 + tail; x += kLineDoubles) hwy::Prefetch(o.partial + r * o.n + j0 + x);
+    }
+    tile<MR, NV, TAIL, CHUNKED>(o, i, j0, tail, p0, p1);
+  }
+  // Remainder tiles hold a tail per row.
+  constexpr Tail kRemainderTail = TAIL == Tail::kPaired ? Tail::kHalf : TAIL;
+  if (i < i_end) remainder_tile<NV, kRemainderTail, CHUNKED>(o, i, i_end - i, j0, tail, p0, p1);
 }
 
 // One column panel of rows [i_begin, i_end) of C over the reduction rows [p0, p1).
 template <int NV, Tail TAIL>
 void panel(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int64_t j0, int64_t tail, int64_t p0,
            int64_t p1) {
-  constexpr int MR = rows_per_tile<NV + (TAIL != Tail::kNone ? 1 : 0)>();
-  int64_t i = i_begin;
-  // Streamed operands: the row block's first tile fetches ahead for all of them.
-  if (o.stream_reduction && i + MR <= i_end) {
-    tile<MR, NV, TAIL, true>(o, i, j0, tail, p0, p1, p0 == 0);
-    i += MR;
-  }
-  for (; i + MR <= i_end; i += MR) tile<MR, NV, TAIL>(o, i, j0, tail, p0, p1, p0 == 0);
-  // Remainder tiles hold a tail per row.
-  constexpr Tail kRemainderTail = TAIL == Tail::kPaired ? Tail::kHalf : TAIL;
-  if (i < i_end) remainder_tile<NV, kRemainderTail>(o, i, i_end - i, j0, tail, p0, p1, p0 == 0);
+  if (o.k > kMaxShortK) return panel_tiles<NV, TAIL, true>(o, i_begin, i_end, j0, tail, p0, p1);
+  panel_tiles<NV, TAIL, false>(o, i_begin, i_end, j0, tail, p0, p1);
 }
 
 // The panel kernel for `width` columns (at most kPanelVectors vectors, counting a tail).
@@ -350,15 +410,23 @@ void rows_of_c(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>()));
   const int64_t panel_cols = kPanelVectors * lanes;
   const int64_t chunk = o.k <= kMaxShortK ? o.k : kChunk;
+  const int64_t pass_rows = o.k <= kMaxShortK ? o.k : kPass;
   for (int64_t p0 = 0; p0 < o.k; p0 += chunk) {
     const int64_t p1 = std::min(o.k, p0 + chunk);
-    for (int64_t i0 = i_begin; i0 < i_end; i0 += kRowBlock) {
-      const int64_t i1 = std::min(i_end, i0 + kRowBlock);
-      if (o.stream_c)  // Note [Prefetching streamed operands]
-        for (int64_t i = i0 + kPrefetchRows / 2; i < std::min(i_end, i0 + kPrefetchRows / 2 + kRowBlock); ++i)
-          for (int64_t j = 0; j < o.n; j += kLineDoubles) hwy::Prefetch(o.c + i * o.ldc + j);
-      for (int64_t j0 = 0; j0 < o.n; j0 += panel_cols)
-        panel_for_width(o, i0, i1, j0, std::min(panel_cols, o.n - j0), p0, p1);
+    for (int64_t q0 = p0; q0 < p1; q0 += pass_rows) {
+      const int64_t q1 = std::min(p1, q0 + pass_rows);
+      SmallGemmOperands pass = o;
+      pass.first_chunk = p0 == 0;
+      pass.resume = q0 > p0;
+      pass.suspend = q1 < p1;
+      for (int64_t i0 = i_begin; i0 < i_end; i0 += kRowBlock) {
+        const int64_t i1 = std::min(i_end, i0 + kRowBlock);
+        if (o.stream_c)  // Note [Prefetching streamed operands]
+          for (int64_t i = i0 + kPrefetchRows / 2; i < std::min(i_end, i0 + kPrefetchRows / 2 + kRowBlock); ++i)
+            for (int64_t j = 0; j < o.n; j += kLineDoubles) hwy::Prefetch(o.c + i * o.ldc + j);
+        for (int64_t j0 = 0; j0 < o.n; j0 += panel_cols)
+          panel_for_width(pass, i0, i1, j0, std::min(panel_cols, o.n - j0), q0, q1);
+      }
     }
   }
 }
@@ -402,6 +470,9 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, dou
   o.stream_reduction = k > kMaxShortK && k * (m + n) * int64_t{sizeof(double)} > kStreamedBytes;
   o.stream_c = beta != 0.0 && k <= kMaxShortK && m * n * int64_t{sizeof(double)} > kStreamedBytes;
   double packed_b[kMaxShortK * kSmallGemmMaxN];
+  // A long reduction's chunk sums between passes (long reductions run on the calling thread).
+  thread_local double partial[kMaxLongM * kSmallGemmMaxN];
+  if (k > kMaxShortK) o.partial = partial;
   if (trans_b) {  // op(B)[p, j] = B[j, p]: make the rows of op(B) contiguous
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j) packed_b[p * n + j] = b[j * ldb + p];

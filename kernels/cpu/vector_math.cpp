@@ -50,6 +50,7 @@
 #include "hwy/foreach_target.h"  // must come before highway.h
 
 #include "hwy/highway.h"
+#include "kernels/cpu/rounding-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 
 #if HWY_ARCH_X86 && !defined(GRADIENS_VECTOR_MATH_SLEEF_DECLARED)
@@ -558,20 +559,6 @@ void arith_on_target(Arith op, const T* a, const T* b, T* out, size_t count) {
 
 // The fused second-order kernels (vector_math.h): only multiplies, subtracts and
 // adds in the scalar formulas' order, so every target rounds as the scalar code.
-// Note [Accumulating outputs round twice]
-// An output that accumulates must equal the separate add it replaces: the
-// result rounded, then the sum rounded. GCC contracts a product followed by an
-// add into one fused multiply-add (-ffp-contract=fast, its default), even
-// through vector intrinsics, which rounds once; rounded() hides the result
-// from that optimization by passing it through an empty asm statement.
-template <class X>
-HWY_INLINE X rounded(X x) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  asm("" : "+x"(x));
-#endif
-  return x;
-}
-
 // Stores v at p, or p + v where `add` (an output that accumulates).
 template <class D, class V, class T>
 HWY_INLINE void store_or_add(D d, V v, T* p, bool add) {

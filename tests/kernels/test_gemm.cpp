@@ -347,6 +347,55 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   }
 }
 
+// The direct kernel's summation order (Note [Small float64 GEMM]), bit for bit:
+// per chunk of 256 reduction rows one FMA chain over p in order, the first
+// chunk's sum s giving fma(beta, C, alpha s), each later one C plus alpha s
+// rounded; however the kernel cuts the chunks into passes over its tiles.
+// Reduction lengths around the chunks and passes, widths with full, paired,
+// half and masked tails, and row counts around the tiles, on each SIMD target.
+TEST_CASE("gemm: a long float64 reduction rounds as its chunks, bit for bit") {
+  if (!small_gemm_applies(false, false, 1, 1, 1)) return;  // OpenBLAS takes every product
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  int checked = 0;
+  for_each_small_gemm_target([&] {
+    for (int64_t k : {65, 127, 129, 256, 257, 300, 1000})
+      for (int64_t n : {2, 5, 20, 36, 64})
+        for (int64_t m : {3, 20, 64})
+          for (double beta : {0.0, 1.0, -0.5}) {
+            CAPTURE(k);
+            CAPTURE(n);
+            CAPTURE(m);
+            CAPTURE(beta);
+            const double alpha = m == 20 ? 1.0 : 0.75;
+            std::vector<double> a(static_cast<size_t>(k * m)), b(static_cast<size_t>(k * n)),
+                c(static_cast<size_t>(m * n));
+            for (double& v : a) v = uniform(rng);
+            for (double& v : b) v = uniform(rng);
+            for (double& v : c) v = uniform(rng);
+            std::vector<double> expected = c;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double& out = expected[static_cast<size_t>(i * n + j)];
+                for (int64_t p0 = 0; p0 < k; p0 += 256) {
+                  double sum = 0;  // A^T B: a is [k, m], b is [k, n]
+                  for (int64_t p = p0; p < std::min<int64_t>(k, p0 + 256); ++p)
+                    sum = std::fma(a[static_cast<size_t>(p * m + i)], b[static_cast<size_t>(p * n + j)], sum);
+                  volatile double scaled = alpha * sum;  // rounded: no fused multiply-add here
+                  if (p0 == 0) out = beta == 0.0 ? scaled : std::fma(beta, out, scaled);
+                  else out = out + scaled;
+                }
+              }
+            small_gemm(true, false, m, n, k, alpha, a.data(), m, b.data(), n, beta, c.data(), n);
+            bool same = true;
+            for (size_t e = 0; e < c.size(); ++e) same = same && std::memcmp(&c[e], &expected[e], sizeof(double)) == 0;
+            CHECK(same);
+            ++checked;
+          }
+  });
+  CHECK(checked > 0);
+}
+
 // The direct kernel's bias (Linear's, added as the results leave the registers):
 // bit for bit the product followed by a separate add, on every width and tail,
 // both layouts of each operand, row counts around its tiles, and threads.
