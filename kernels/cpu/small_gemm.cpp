@@ -359,11 +359,12 @@ void panel_tiles(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end, int
       i += MR;
     }
   }
+  const int64_t panel_width = NV * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>())) + tail;
   for (; i + MR <= i_end; i += MR) {
     if constexpr (CHUNKED) {
-      if (o.resume)  // the next tile's sums so far, to L1 while this one runs
+      if (o.resume)  // the next tile's sums so far, to L1 while this one runs (its loads start the FMA chains)
         for (int64_t r = i + MR; r < std::min(i_end, i + 2 * MR); ++r)
-          for (int64_t x = 0; x < NV * 8 + tail; x += kLineDoubles) hwy::Prefetch(o.partial + r * o.n + j0 + x);
+          for (int64_t x = 0; x < panel_width; x += kLineDoubles) hwy::Prefetch(o.partial + r * o.n + j0 + x);
     }
     tile<MR, NV, TAIL, CHUNKED>(o, i, j0, tail, p0, p1);
   }

@@ -235,10 +235,13 @@ void check_gram(bool trans, int64_t n, int64_t k, double alpha, double beta, int
   std::vector<T> c(static_cast<size_t>(n * ldc), T(kCSentinel)), c_before;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j)
-      c[static_cast<size_t>(i * ldc + j)] = beta == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(uniform(rng));
+      c[static_cast<size_t>(i * ldc + j)] =
+          beta == 0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(uniform(rng));
   c_before = c;
   gemm(trans, !trans, n, n, k, static_cast<T>(alpha), a.data(), ld, a.data(), ld, static_cast<T>(beta), c.data(), ldc);
-  auto element = [&](int64_t i, int64_t p) { return trans ? a[static_cast<size_t>(p * ld + i)] : a[static_cast<size_t>(i * ld + p)]; };
+  auto element = [&](int64_t i, int64_t p) {
+    return trans ? a[static_cast<size_t>(p * ld + i)] : a[static_cast<size_t>(i * ld + p)];
+  };
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j) {
@@ -306,11 +309,11 @@ size_t for_each_small_gemm_target(Check check) {
 }  // namespace
 
 // float64 products with n <= 64 and a short k (or a short m and a long k) take the
-// direct kernel of small_gemm.cpp: every width (full vectors, half-width and masked
-// tails, one and two column panels), row counts around its tiles, reduction lengths
-// across its 64-row chunks, operands large enough to be prefetched (a long
-// reduction's A and B, a C read back), and tall products split over threads; on
-// each SIMD target the kernel has (AVX-512 and AVX2).
+// direct kernel of small_gemm.cpp: every width (full vectors, half-width, paired and
+// masked tails, one and two column panels), row counts around its tiles, reduction
+// lengths across its 64-row passes and 256-row chunks, operands large enough to be
+// prefetched (a long reduction's A and B, a C read back), and tall products split
+// over threads; on each SIMD target the kernel has (AVX-512 and AVX2).
 TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   std::vector<GemmCase> cases;
   for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 28, 31, 32, 33, 36, 40, 44, 47, 48, 57, 63, 64})
