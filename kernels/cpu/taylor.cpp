@@ -465,26 +465,33 @@ void check_mlp_layout(const JetLayout& layout) {
 // kSmallGemmMaxN columns (and rows, for weight gradients) through small_gemm,
 // which reads the operands in place; in cache it runs about a fifth faster
 // than OpenBLAS on these shapes, whose panel packing is a large share of a
-// small product. Elsewhere (no AVX2, float32) gemm decides.
+// small product. Elsewhere (no AVX2, float32) gemm decides. `bias` (n values,
+// or null; beta == 0) is added to every row after the product's rounding,
+// inside small_gemm where it can be.
 template <class T>
 void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                int64_t ldb, T beta, T* c, int64_t ldc) {
+                int64_t ldb, T beta, T* c, int64_t ldc, const T* bias = nullptr) {
+  if (m == 0) return;
   constexpr int64_t tile = kSmallGemmMaxN;
   if constexpr (std::is_same_v<T, double>) {
     // Long reductions (weight gradients) take the widest row tile small_gemm accepts.
     for (const int64_t row_tile : {trans_a ? tile : m, trans_a ? int64_t{32} : m}) {
       if (!small_gemm_applies(trans_a, trans_b, std::min(m, row_tile), std::min(n, tile), k)) continue;
+      if (bias && !small_gemm_bias_applies(trans_a, trans_b, std::min(m, row_tile), std::min(n, tile), k)) continue;
       for (int64_t i = 0; i < m; i += row_tile)
         for (int64_t j = 0; j < n; j += tile) {
           const double* a_tile = trans_a ? a + i : a + i * lda;
           const double* b_tile = trans_b ? b + j * ldb : b + j;
           small_gemm(trans_a, trans_b, std::min(row_tile, m - i), std::min(tile, n - j), k, 1.0, a_tile, lda,
-                     b_tile, ldb, beta, c + i * ldc + j, ldc);
+                     b_tile, ldb, beta, c + i * ldc + j, ldc, bias ? bias + j : nullptr);
         }
       return;
     }
   }
   gemm(trans_a, trans_b, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
+  if (bias)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] += bias[j];
 }
 
 // Bytes of jets one sample block may hold: about a core's L2. Measured on
@@ -536,12 +543,13 @@ class JetMlp {
       std::vector<T>& out = outputs_[l];
       out.resize(static_cast<size_t>(blocks_ * rows * widths_[l]));
       if (layer.linear) {
-        block_gemm(false, false, blocks_ * rows, layer.out_features, width, in, width,
-                   weights_t_[static_cast<size_t>(l)].data(), layer.out_features, T(0), out.data(),
-                   layer.out_features);
-        if (layer.bias)  // the value block only
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < layer.out_features; ++j) out[r * layer.out_features + j] += layer.bias[j];
+        // The bias joins the value block only: its rows and the derivatives' take one product each.
+        const int64_t out_features = layer.out_features;
+        const T* weight_t = weights_t_[static_cast<size_t>(l)].data();
+        block_gemm(false, false, rows, out_features, width, in, width, weight_t, out_features, T(0), out.data(),
+                   out_features, layer.bias);
+        block_gemm(false, false, (blocks_ - 1) * rows, out_features, width, in + rows * width, width, weight_t,
+                   out_features, T(0), out.data() + rows * out_features, out_features);
       } else {
         jet_activation_forward(layer.activation, block_layout(rows, width), in, nullptr, out.data());
       }
