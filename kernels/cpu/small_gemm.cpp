@@ -179,9 +179,10 @@ HWY_INLINE void store_halves(D, V, double*, double*) {}
 #endif
 
 // Rows [i0, i0 + MR) and columns [j0, j0 + NV * lanes + tail) of C over the
-// reduction rows [p0, p1). The first chunk applies beta (reading C only when
-// beta != 0); later chunks add to C.
-// CHUNKED: a long reduction, whose pass may resume or suspend its chunk.
+// reduction rows [p0, p1), one pass (Note [Small float64 GEMM]). The pass that
+// ends a chunk writes C: the first chunk applies beta (reading C only when
+// beta != 0), later chunks add to C.
+// CHUNKED: a long reduction, whose pass may resume or suspend its chunk in `partial`.
 // PREFETCH: also fetch the rows of A and B kPrefetchRows ahead
 // (Note [Prefetching streamed operands]).
 template <int MR, int NV, Tail TAIL, bool CHUNKED, bool PREFETCH = false>
