@@ -59,16 +59,25 @@ void jet_activation_forward(ScalarType dtype, JetActivation activation, const Je
 void jet_activation_backward(ScalarType dtype, JetActivation activation, const JetLayout& layout, const void* jet,
                              const void* bias, const void* grad_out, void* grad_jet, const DeviceRef& device);
 
+// How many activation values a CPU forward pass can keep for its backward
+// (Note [Kept activation values] in kernels/cpu/taylor.h); 0 on a cuda device,
+// whose kernels keep none.
+template <class T>
+int64_t jet_mlp_kept_values(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count,
+                            const DeviceRef& device);
+
 // out [K, N, m] = the jet of the network at x [N, d] (layout.samples = N,
-// layout.coordinates = d). T is float or double.
+// layout.coordinates = d). T is float or double. `keep`: null, or
+// jet_mlp_kept_values() values on the device, which the pass fills.
 template <class T>
 void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out,
-                     const DeviceRef& device);
+                     const DeviceRef& device, T* keep = nullptr);
 // The gradients of <grad_out, out>: grad_x [N, d] and, per layer, grad_weight[l]
-// and grad_bias[l] (each null: not wanted), overwritten.
+// and grad_bias[l] (each null: not wanted), overwritten. `kept`: null, or
+// what a forward pass of the same x and layers kept.
 template <class T>
 void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
                       const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias,
-                      const DeviceRef& device);
+                      const DeviceRef& device, const T* kept = nullptr);
 
 }  // namespace gradiens::kernels

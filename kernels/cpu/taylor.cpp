@@ -159,33 +159,39 @@ HWY_INLINE void activation_derivatives(D d, V z, int highest, V* s) {
   }
 }
 
-// activation_derivatives when the activation's values at z are known (value:
-// the forward pass's output there, or null): tanh's and the sigmoid's
-// derivatives are polynomials in them, so the function is not evaluated
-// again. The values are what activation_derivatives computes, so the result is the same.
-template <JetActivation kActivation, class D, class V>
-HWY_INLINE void activation_derivatives_at(D d, V z, const hn::TFromD<D>* value, int highest, V* s) {
-  if constexpr (kActivation == JetActivation::Tanh || kActivation == JetActivation::Sigmoid) {
+// Whether an activation's derivatives are polynomials in its values (tanh's
+// and the sigmoid's): then a kept value spares evaluating the function again.
+template <JetActivation kActivation>
+constexpr bool kDerivativesFromValues = kActivation == JetActivation::Tanh || kActivation == JetActivation::Sigmoid;
+
+// s[0 .. highest] at the elements e.. of a block: from the activation's values
+// there (`value`: block 0 of its output jet, or null) where they determine
+// them, else from z = in + bias, which is then the only read of block 0 of
+// `in`. The values are what activation_derivatives computes, so the result
+// is the same either way.
+template <JetActivation kActivation, class D, class T = hn::TFromD<D>, class V = hn::Vec<D>>
+HWY_INLINE void derivatives_at(D d, const T* in, const T* bias_at, const T* value, int64_t e, int highest, V* s) {
+  if constexpr (kDerivativesFromValues<kActivation>) {
     if (value) {
       s[0] = s[1] = s[2] = s[3] = s[4] = s[5] = hn::Zero(d);
-      if constexpr (kActivation == JetActivation::Tanh) tanh_derivatives(d, hn::LoadU(d, value), highest, s);
-      else sigmoid_derivatives(d, hn::LoadU(d, value), s);
+      if constexpr (kActivation == JetActivation::Tanh) tanh_derivatives(d, hn::LoadU(d, value + e), highest, s);
+      else sigmoid_derivatives(d, hn::LoadU(d, value + e), s);
       return;
     }
   }
-  activation_derivatives<kActivation>(d, z, highest, s);
+  activation_derivatives<kActivation>(d, hn::Add(hn::LoadU(d, in + e), hn::LoadU(d, bias_at)), highest, s);
 }
 
 // One vector of elements at offset e of every block: blocks are `stride`
-// apart; bias_at holds the bias of those elements.
+// apart; bias_at holds the bias of those elements; `value`: the activation's
+// values (derivatives_at), or null.
 template <JetActivation kActivation, class D, class T>
-HWY_INLINE void forward_vector(D d, const JetPlan<T>& plan, const T* in, const T* bias_at, T* out, int64_t stride,
-                               int64_t e) {
+HWY_INLINE void forward_vector(D d, const JetPlan<T>& plan, const T* in, const T* bias_at, const T* value, T* out,
+                               int64_t stride, int64_t e) {
   using V = hn::Vec<D>;
   const auto at = [stride, e](auto* base, int64_t block) { return base + block * stride + e; };
-  const V z = hn::Add(hn::LoadU(d, in + e), hn::LoadU(d, bias_at));
   V s[6];
-  activation_derivatives<kActivation>(d, z, plan.forward_order, s);
+  derivatives_at<kActivation>(d, in, bias_at, value, e, plan.forward_order, s);
   hn::StoreU(s[0], d, out + e);
   V weighted_squares = hn::Zero(d);
   for (int64_t i = 0; i < plan.coordinates; ++i) {
@@ -227,9 +233,8 @@ HWY_INLINE void backward_vector(D d, const JetPlan<T>& plan, const T* in, const 
   using V = hn::Vec<D>;
   const auto at = [stride, e](auto* base, int64_t block) { return base + block * stride + e; };
   const auto k = [d](double value) { return hn::Set(d, static_cast<T>(value)); };
-  const V z = hn::Add(hn::LoadU(d, in + e), hn::LoadU(d, bias_at));
   V s[6];
-  activation_derivatives_at<kActivation>(d, z, value ? value + e : nullptr, plan.forward_order + 1, s);
+  derivatives_at<kActivation>(d, in, bias_at, value, e, plan.forward_order + 1, s);
   V grad_z = hn::Mul(hn::LoadU(d, grad_out + e), s[1]);
   const V g_laplacian = plan.laplacian ? hn::LoadU(d, at(grad_out, plan.laplacian_block)) : hn::Zero(d);
   V weighted_squares = hn::Zero(d);
@@ -292,13 +297,15 @@ HWY_INLINE void backward_vector(D d, const JetPlan<T>& plan, const T* in, const 
   hn::StoreU(grad_z, d, grad_in + e);
 }
 
-// Runs `step(in, grad_out, out, stride, e, bias_at)` over every vector of a
-// block (in parallel), then over the last partial vector, which is copied
+// Runs `step(in, grad_out, value, out, stride, e, bias_at)` over every vector
+// of a block (in parallel), then over the last partial vector, which is copied
 // into zero-padded blocks of one vector each (Highway 1.0.3 has no
 // LoadN/StoreN; Note [Vector math tail] in vector_math.cpp). The inputs are
-// `in` and, for the backward pass, `grad_out`.
+// `in`, for the backward pass `grad_out`, and the activation's values `value`
+// (one block, or null).
 template <class D, class T, class Step>
-void jet_loop(D d, const JetPlan<T>& plan, const T* bias, const T* in, const T* grad_out, T* out, Step step) {
+void jet_loop(D d, const JetPlan<T>& plan, const T* bias, const T* in, const T* grad_out, const T* value, T* out,
+              Step step) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const std::vector<T> bias_tile = tile_bias(bias, plan.width, lanes);
   const int64_t full_vectors = plan.stride / lanes;
@@ -306,7 +313,7 @@ void jet_loop(D d, const JetPlan<T>& plan, const T* bias, const T* in, const T* 
   parallel_for(0, full_vectors, grain, [&](int64_t lo, int64_t hi) {
     int64_t column = (lo * lanes) % plan.width;
     for (int64_t v = lo; v < hi; ++v) {
-      step(in, grad_out, out, plan.stride, v * lanes, bias_tile.data() + column);
+      step(in, grad_out, value, out, plan.stride, v * lanes, bias_tile.data() + column);
       column += lanes;
       while (column >= plan.width) column -= plan.width;
     }
@@ -315,49 +322,77 @@ void jet_loop(D d, const JetPlan<T>& plan, const T* bias, const T* in, const T* 
   if (tail == 0) return;
   const size_t padded_size = static_cast<size_t>(plan.blocks * lanes);
   std::vector<T> padded_in(padded_size, T(0)), padded_grad(grad_out ? padded_size : 0, T(0)),
-      padded_out(padded_size, T(0));
+      padded_value(value ? lanes : 0, T(0)), padded_out(padded_size, T(0));
   for (int64_t b = 0; b < plan.blocks; ++b) {
     std::memcpy(padded_in.data() + b * lanes, in + b * plan.stride + done, tail * sizeof(T));
     if (grad_out) std::memcpy(padded_grad.data() + b * lanes, grad_out + b * plan.stride + done, tail * sizeof(T));
   }
-  step(padded_in.data(), grad_out ? padded_grad.data() : nullptr, padded_out.data(), lanes, 0,
-       bias_tile.data() + done % plan.width);
+  if (value) std::memcpy(padded_value.data(), value + done, tail * sizeof(T));
+  step(padded_in.data(), grad_out ? padded_grad.data() : nullptr, value ? padded_value.data() : nullptr,
+       padded_out.data(), lanes, 0, bias_tile.data() + done % plan.width);
   for (int64_t b = 0; b < plan.blocks; ++b)
     std::memcpy(out + b * plan.stride + done, padded_out.data() + b * lanes, tail * sizeof(T));
 }
 
+// `value`: the activation's values (block 0 of `out`, kept from an earlier
+// pass over the same jet), or null.
 template <JetActivation kActivation, class T>
-void forward_on_target(const JetLayout& layout, const T* jet, const T* bias, T* out) {
+void forward_on_target(const JetLayout& layout, const T* jet, const T* bias, T* out, const T* value) {
   const hn::ScalableTag<T> d;
   const JetPlan<T> plan(layout);
-  jet_loop(d, plan, bias, jet, static_cast<const T*>(nullptr), out,
-           [&](const T* in, const T*, T* result, int64_t stride, int64_t e, const T* bias_at) {
-             forward_vector<kActivation>(d, plan, in, bias_at, result, stride, e);
+  jet_loop(d, plan, bias, jet, static_cast<const T*>(nullptr), value, out,
+           [&](const T* in, const T*, const T* values, T* result, int64_t stride, int64_t e, const T* bias_at) {
+             forward_vector<kActivation>(d, plan, in, bias_at, values, result, stride, e);
            });
 }
 
 // `value`: the forward pass's output values (block 0 of its jet), or null.
-// The zero-padded last vector recomputes them.
 template <JetActivation kActivation, class T>
 void backward_on_target(const JetLayout& layout, const T* jet, const T* bias, const T* grad_out, T* grad_jet,
                         const T* value) {
   const hn::ScalableTag<T> d;
   const JetPlan<T> plan(layout);
-  jet_loop(d, plan, bias, jet, grad_out, grad_jet,
-           [&](const T* in, const T* grad, T* result, int64_t stride, int64_t e, const T* bias_at) {
-             backward_vector<kActivation>(d, plan, in, bias_at, grad, result, stride, e, in == jet ? value : nullptr);
+  jet_loop(d, plan, bias, jet, grad_out, value, grad_jet,
+           [&](const T* in, const T* grad, const T* values, T* result, int64_t stride, int64_t e, const T* bias_at) {
+             backward_vector<kActivation>(d, plan, in, bias_at, grad, result, stride, e, values);
            });
+}
+
+// sum[j] += g[r, j] for r = 0 .. rows - 1 in order (a bias's gradient), each
+// column's running sum kept in a register rather than stored after every row.
+template <class T>
+void add_rows_on_target(const T* g, int64_t rows, int64_t width, T* sum) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t j = 0;
+  for (; j + lanes <= width; j += lanes) {
+    auto total = hn::LoadU(d, sum + j);
+    for (int64_t r = 0; r < rows; ++r) total = hn::Add(total, hn::LoadU(d, g + r * width + j));
+    hn::StoreU(total, d, sum + j);
+  }
+  for (; j < width; ++j) {
+    T total = sum[j];
+    for (int64_t r = 0; r < rows; ++r) total += g[r * width + j];
+    sum[j] = total;
+  }
+}
+void add_rows_double(const double* g, int64_t rows, int64_t width, double* sum) {
+  add_rows_on_target(g, rows, width, sum);
+}
+void add_rows_float(const float* g, int64_t rows, int64_t width, float* sum) {
+  add_rows_on_target(g, rows, width, sum);
 }
 
 // HWY_EXPORT needs plain (non-template) functions, one per dtype and direction.
 template <class T>
-void forward_dispatch(JetActivation activation, const JetLayout& layout, const T* jet, const T* bias, T* out) {
+void forward_dispatch(JetActivation activation, const JetLayout& layout, const T* jet, const T* bias, T* out,
+                      const T* value) {
   switch (activation) {
-    case JetActivation::Tanh: return forward_on_target<JetActivation::Tanh>(layout, jet, bias, out);
-    case JetActivation::Sigmoid: return forward_on_target<JetActivation::Sigmoid>(layout, jet, bias, out);
-    case JetActivation::Silu: return forward_on_target<JetActivation::Silu>(layout, jet, bias, out);
-    case JetActivation::Relu: return forward_on_target<JetActivation::Relu>(layout, jet, bias, out);
-    case JetActivation::Sin: return forward_on_target<JetActivation::Sin>(layout, jet, bias, out);
+    case JetActivation::Tanh: return forward_on_target<JetActivation::Tanh>(layout, jet, bias, out, value);
+    case JetActivation::Sigmoid: return forward_on_target<JetActivation::Sigmoid>(layout, jet, bias, out, value);
+    case JetActivation::Silu: return forward_on_target<JetActivation::Silu>(layout, jet, bias, out, value);
+    case JetActivation::Relu: return forward_on_target<JetActivation::Relu>(layout, jet, bias, out, value);
+    case JetActivation::Sin: return forward_on_target<JetActivation::Sin>(layout, jet, bias, out, value);
   }
 }
 template <class T>
@@ -377,12 +412,12 @@ void backward_dispatch(JetActivation activation, const JetLayout& layout, const 
   }
 }
 void jet_forward_double(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
-                        double* out) {
-  forward_dispatch(activation, layout, jet, bias, out);
+                        double* out, const double* value) {
+  forward_dispatch(activation, layout, jet, bias, out, value);
 }
 void jet_forward_float(JetActivation activation, const JetLayout& layout, const float* jet, const float* bias,
-                       float* out) {
-  forward_dispatch(activation, layout, jet, bias, out);
+                       float* out, const float* value) {
+  forward_dispatch(activation, layout, jet, bias, out, value);
 }
 void jet_backward_double(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
                          const double* grad_out, double* grad_jet, const double* value) {
@@ -404,6 +439,8 @@ HWY_EXPORT(jet_forward_double);
 HWY_EXPORT(jet_forward_float);
 HWY_EXPORT(jet_backward_double);
 HWY_EXPORT(jet_backward_float);
+HWY_EXPORT(add_rows_double);
+HWY_EXPORT(add_rows_float);
 
 namespace {
 // The invariants pinn/taylor checks for its users; here a violation is a bug.
@@ -421,12 +458,12 @@ void check_layout(const JetLayout& layout) {
 void jet_activation_forward(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
                             double* out) {
   check_layout(layout);
-  HWY_DYNAMIC_DISPATCH(jet_forward_double)(activation, layout, jet, bias, out);
+  HWY_DYNAMIC_DISPATCH(jet_forward_double)(activation, layout, jet, bias, out, nullptr);
 }
 void jet_activation_forward(JetActivation activation, const JetLayout& layout, const float* jet, const float* bias,
                             float* out) {
   check_layout(layout);
-  HWY_DYNAMIC_DISPATCH(jet_forward_float)(activation, layout, jet, bias, out);
+  HWY_DYNAMIC_DISPATCH(jet_forward_float)(activation, layout, jet, bias, out, nullptr);
 }
 void jet_activation_backward(JetActivation activation, const JetLayout& layout, const double* jet, const double* bias,
                              const double* grad_out, double* grad_jet) {
@@ -443,8 +480,17 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 
 namespace {
 
-// The activation's backward given its values (block 0 of its output jet):
-// for tanh and the sigmoid it then does not evaluate the function again.
+// The activation's forward and backward given its values (block 0 of its
+// output jet, or null): for tanh and the sigmoid they then do not evaluate
+// the function again, nor read block 0 of `jet`.
+void forward_with_value(JetActivation activation, const JetLayout& layout, const double* jet, double* out,
+                        const double* value) {
+  HWY_DYNAMIC_DISPATCH(jet_forward_double)(activation, layout, jet, nullptr, out, value);
+}
+void forward_with_value(JetActivation activation, const JetLayout& layout, const float* jet, float* out,
+                        const float* value) {
+  HWY_DYNAMIC_DISPATCH(jet_forward_float)(activation, layout, jet, nullptr, out, value);
+}
 void backward_with_value(JetActivation activation, const JetLayout& layout, const double* jet, const double* grad_out,
                          double* grad_jet, const double* value) {
   HWY_DYNAMIC_DISPATCH(jet_backward_double)(activation, layout, jet, nullptr, grad_out, grad_jet, value);
@@ -452,6 +498,32 @@ void backward_with_value(JetActivation activation, const JetLayout& layout, cons
 void backward_with_value(JetActivation activation, const JetLayout& layout, const float* jet, const float* grad_out,
                          float* grad_jet, const float* value) {
   HWY_DYNAMIC_DISPATCH(jet_backward_float)(activation, layout, jet, nullptr, grad_out, grad_jet, value);
+}
+
+// sum[j] += g[r, j] over the rows in order.
+void add_rows(const double* g, int64_t rows, int64_t width, double* sum) {
+  HWY_DYNAMIC_DISPATCH(add_rows_double)(g, rows, width, sum);
+}
+void add_rows(const float* g, int64_t rows, int64_t width, float* sum) {
+  HWY_DYNAMIC_DISPATCH(add_rows_float)(g, rows, width, sum);
+}
+
+// Where each layer's kept values start (Note [Kept activation values] in
+// taylor.h), or -1 for a layer that keeps none; returns how many there are.
+template <class T>
+int64_t kept_value_offsets(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count,
+                           std::vector<int64_t>& offsets) {
+  int64_t width = layout.coordinates, kept_width = 0;
+  offsets.clear();
+  for (int64_t l = 0; l < count; ++l) {
+    const JetMlpLayer<T>& layer = layers[l];
+    if (layer.linear) width = layer.out_features;
+    const bool keeps =
+        !layer.linear && (layer.activation == JetActivation::Tanh || layer.activation == JetActivation::Sigmoid);
+    offsets.push_back(keeps ? kept_width * layout.samples : -1);
+    if (keeps) kept_width += width;
+  }
+  return kept_width * layout.samples;
 }
 
 // The checks of the activation kernels; the MLP's layout has no width of its own.
@@ -499,19 +571,44 @@ void block_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
 // 512 KiB (8-row blocks, GEMMs too small to be efficient) by a third.
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
+// A thread's buffers for JetMlp, kept from call to call: a training step's
+// fresh megabytes would otherwise be zeroed and page-faulted in on every call
+// (3-4% of the Burgers step).
+template <class T>
+struct JetMlpBuffers {
+  std::vector<std::vector<T>> weights_t;  // each Linear's weight transposed, [in, out]
+  std::vector<T> seed, grad_a, grad_b, grad_chunk;
+  std::vector<std::vector<T>> outputs;  // each layer's output jet of one sample block
+};
+
+template <class T>
+JetMlpBuffers<T>& thread_buffers() {
+  static thread_local JetMlpBuffers<T> buffers;
+  return buffers;
+}
+
+// Asks for `count` values at `p` to be brought into cache.
+template <class T>
+void prefetch(const T* p, int64_t count) {
+  const char* bytes = reinterpret_cast<const char*>(p);
+  for (int64_t offset = 0; offset < count * static_cast<int64_t>(sizeof(T)); offset += 64)
+    __builtin_prefetch(bytes + offset);
+}
+
 template <class T>
 class JetMlp {
  public:
   JetMlp(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count)
-      : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()) {
+      : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()), buffers_(thread_buffers<T>()) {
     int64_t width = layout.coordinates, total_width = layout.coordinates;
-    weights_t_.resize(static_cast<size_t>(count));
+    buffers_.weights_t.resize(static_cast<size_t>(count));
+    buffers_.outputs.resize(static_cast<size_t>(count));
     for (int64_t l = 0; l < count; ++l) {
       const JetMlpLayer<T>& layer = layers[l];
       if (layer.linear) {
         width = layer.out_features;
         // W^T once per call: the forward products of every sample block read it in place.
-        std::vector<T>& weight_t = weights_t_[static_cast<size_t>(l)];
+        std::vector<T>& weight_t = buffers_.weights_t[static_cast<size_t>(l)];
         weight_t.resize(static_cast<size_t>(layer.in_features * layer.out_features));
         for (int64_t j = 0; j < layer.out_features; ++j)
           for (int64_t p = 0; p < layer.in_features; ++p)
@@ -520,78 +617,90 @@ class JetMlp {
       widths_.push_back(width);
       total_width += width;
     }
+    kept_value_offsets(layout, layers, count, kept_offsets_);
     const int64_t per_sample = blocks_ * total_width * static_cast<int64_t>(sizeof(T));
     chunk_ = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8,
                                  std::max<int64_t>(layout.samples, 8));
   }
   int64_t chunk() const { return chunk_; }
   int64_t out_width() const { return widths_.empty() ? layout_.coordinates : widths_.back(); }
+  std::vector<T>& grad_chunk() { return buffers_.grad_chunk; }
 
-  // Runs samples [row0, row0 + rows) through the network; outputs_[l] holds
-  // layer l's output jet [K, rows, width_l] and seed_ the input jet.
-  void forward(const T* x, int64_t row0, int64_t rows) {
+  // Runs samples [row0, row0 + rows) through the network; outputs[l] holds
+  // layer l's output jet [K, rows, width_l] and seed the input jet. `keep`
+  // (or null) receives the values the activations keep; with `kept` (or
+  // null) they are read instead of evaluated, and the Linears before them
+  // skip their value blocks (Note [Kept activation values] in taylor.h).
+  void forward(const T* x, int64_t row0, int64_t rows, T* keep, const T* kept) {
     const int64_t d = layout_.coordinates;
-    seed_.assign(static_cast<size_t>(blocks_ * rows * d), T(0));
-    std::memcpy(seed_.data(), x + row0 * d, static_cast<size_t>(rows * d) * sizeof(T));
+    std::vector<T>& seed = buffers_.seed;
+    seed.assign(static_cast<size_t>(blocks_ * rows * d), T(0));
+    std::memcpy(seed.data(), x + row0 * d, static_cast<size_t>(rows * d) * sizeof(T));
     for (int64_t i = 0; i < d; ++i)
-      for (int64_t r = 0; r < rows; ++r) seed_[((1 + i) * rows + r) * d + i] = T(1);
-    outputs_.resize(static_cast<size_t>(count_));
-    const T* in = seed_.data();
+      for (int64_t r = 0; r < rows; ++r) seed[((1 + i) * rows + r) * d + i] = T(1);
+    const T* in = seed.data();
     int64_t width = d;
     for (int64_t l = 0; l < count_; ++l) {
       const JetMlpLayer<T>& layer = layers_[l];
-      std::vector<T>& out = outputs_[l];
+      std::vector<T>& out = buffers_.outputs[static_cast<size_t>(l)];
       out.resize(static_cast<size_t>(blocks_ * rows * widths_[l]));
       if (layer.linear) {
         // The bias joins the value block only: its rows and the derivatives' take one product each.
         const int64_t out_features = layer.out_features;
-        const T* weight_t = weights_t_[static_cast<size_t>(l)].data();
-        block_gemm(false, false, rows, out_features, width, in, width, weight_t, out_features, T(0), out.data(),
-                   out_features, layer.bias);
+        const T* weight_t = buffers_.weights_t[static_cast<size_t>(l)].data();
+        const bool values_kept = kept && l + 1 < count_ && kept_offsets_[l + 1] >= 0;
+        // Read from memory while this product runs: they were written a whole pass ago.
+        if (values_kept) prefetch(kept + kept_offsets_[l + 1] + row0 * out_features, rows * out_features);
+        if (!values_kept)
+          block_gemm(false, false, rows, out_features, width, in, width, weight_t, out_features, T(0), out.data(),
+                     out_features, layer.bias);
         block_gemm(false, false, (blocks_ - 1) * rows, out_features, width, in + rows * width, width, weight_t,
                    out_features, T(0), out.data() + rows * out_features, out_features);
       } else {
-        jet_activation_forward(layer.activation, block_layout(rows, width), in, nullptr, out.data());
+        const int64_t offset = kept_offsets_[l];
+        const T* value = kept && offset >= 0 ? kept + offset + row0 * width : nullptr;
+        forward_with_value(layer.activation, block_layout(rows, width), in, out.data(), value);
+        if (keep && offset >= 0)
+          std::memcpy(keep + offset + row0 * width, out.data(), static_cast<size_t>(rows * width) * sizeof(T));
       }
       in = out.data();
       width = widths_[l];
     }
   }
-  const T* output() const { return count_ > 0 ? outputs_.back().data() : seed_.data(); }
+  const T* output() const { return count_ > 0 ? buffers_.outputs[count_ - 1].data() : buffers_.seed.data(); }
 
   // After forward() of the same samples: the gradients of <grad, output>
   // (grad [K, rows, m]) accumulated into grad_weight/grad_bias, and the
   // value block's gradient written to grad_x rows.
   void backward(const T* grad, int64_t row0, int64_t rows, T* grad_x, T* const* grad_weight, T* const* grad_bias) {
     const int64_t d = layout_.coordinates;
-    std::vector<T>& g = grad_a_;
+    std::vector<T>& g = buffers_.grad_a;
+    std::vector<T>& next = buffers_.grad_b;
     g.assign(grad, grad + blocks_ * rows * out_width());
     for (int64_t l = count_ - 1; l >= 0; --l) {
       const JetMlpLayer<T>& layer = layers_[l];
-      const T* in = l > 0 ? outputs_[l - 1].data() : seed_.data();
+      const T* in = l > 0 ? buffers_.outputs[l - 1].data() : buffers_.seed.data();
       const int64_t width_in = l > 0 ? widths_[l - 1] : d;
       if (layer.linear) {
         const int64_t out_features = layer.out_features;
         if (grad_weight[l])
           block_gemm(true, false, out_features, width_in, blocks_ * rows, g.data(), out_features, in, width_in, T(1),
                      grad_weight[l], width_in);
-        if (grad_bias[l])
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < out_features; ++j) grad_bias[l][j] += g[r * out_features + j];
+        if (grad_bias[l]) add_rows(g.data(), rows, out_features, grad_bias[l]);
         // Below the first layer only the value block of the seed depends on x.
         if (l == 0 && !grad_x) return;
         const int64_t grad_rows = l > 0 ? blocks_ * rows : rows;
-        grad_b_.resize(static_cast<size_t>(blocks_ * rows * width_in));
+        next.resize(static_cast<size_t>(blocks_ * rows * width_in));
         block_gemm(false, false, grad_rows, width_in, out_features, g.data(), out_features, layer.weight, width_in,
-                   T(0), grad_b_.data(), width_in);
+                   T(0), next.data(), width_in);
       } else {
         if (l == 0 && !grad_x) return;
-        grad_b_.resize(static_cast<size_t>(blocks_ * rows * width_in));
+        next.resize(static_cast<size_t>(blocks_ * rows * width_in));
         // The recomputed forward's output values spare evaluating the activation again.
-        backward_with_value(layer.activation, block_layout(rows, width_in), in, g.data(), grad_b_.data(),
-                            outputs_[l].data());
+        backward_with_value(layer.activation, block_layout(rows, width_in), in, g.data(), next.data(),
+                            buffers_.outputs[l].data());
       }
-      std::swap(grad_a_, grad_b_);
+      std::swap(g, next);
     }
     if (grad_x) std::memcpy(grad_x + row0 * d, g.data(), static_cast<size_t>(rows * d) * sizeof(T));
   }
@@ -607,10 +716,9 @@ class JetMlp {
   JetLayout layout_;
   const JetMlpLayer<T>* layers_;
   int64_t count_, blocks_, chunk_ = 0;
-  std::vector<int64_t> widths_;  // each layer's output width
-  std::vector<std::vector<T>> weights_t_;  // each Linear's weight transposed, [in, out]
-  std::vector<T> seed_, grad_a_, grad_b_;
-  std::vector<std::vector<T>> outputs_;
+  std::vector<int64_t> widths_;        // each layer's output width
+  std::vector<int64_t> kept_offsets_;  // each layer's first kept value, or -1
+  JetMlpBuffers<T>& buffers_;
 };
 
 // out[k, row0 + r, :] = chunk[k, r, :] (or the reverse with `gather`).
@@ -629,20 +737,28 @@ void copy_rows(T* full, T* chunk, int64_t blocks, int64_t samples, int64_t row0,
 }  // namespace
 
 template <class T>
-void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out) {
+int64_t jet_mlp_kept_values(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count) {
+  check_mlp_layout(layout);
+  std::vector<int64_t> offsets;
+  return kept_value_offsets(layout, layers, count, offsets);
+}
+
+template <class T>
+void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out,
+                     T* keep) {
   check_mlp_layout(layout);
   JetMlp<T> mlp(layout, layers, count);
   const int64_t n = layout.samples, blocks = layout.blocks(), width = mlp.out_width();
   for (int64_t row0 = 0; row0 < n; row0 += mlp.chunk()) {
     const int64_t rows = std::min(mlp.chunk(), n - row0);
-    mlp.forward(x, row0, rows);
+    mlp.forward(x, row0, rows, keep, nullptr);
     copy_rows(out, const_cast<T*>(mlp.output()), blocks, n, row0, rows, width, /*gather=*/false);
   }
 }
 
 template <class T>
 void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
-                      const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias) {
+                      const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias, const T* kept) {
   check_mlp_layout(layout);
   JetMlp<T> mlp(layout, layers, count);
   for (int64_t l = 0; l < count; ++l) {
@@ -651,22 +767,26 @@ void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int
     if (grad_bias[l]) std::fill_n(grad_bias[l], layers[l].out_features, T(0));
   }
   const int64_t n = layout.samples, blocks = layout.blocks(), width = mlp.out_width();
-  std::vector<T> grad_chunk;
+  std::vector<T>& grad_chunk = mlp.grad_chunk();
   for (int64_t row0 = 0; row0 < n; row0 += mlp.chunk()) {
     const int64_t rows = std::min(mlp.chunk(), n - row0);
-    mlp.forward(x, row0, rows);
+    mlp.forward(x, row0, rows, nullptr, kept);
     grad_chunk.resize(static_cast<size_t>(blocks * rows * width));
     copy_rows(const_cast<T*>(grad_out), grad_chunk.data(), blocks, n, row0, rows, width, /*gather=*/true);
     mlp.backward(grad_chunk.data(), row0, rows, grad_x, grad_weight, grad_bias);
   }
 }
 
-template void jet_mlp_forward<double>(const JetLayout&, const JetMlpLayer<double>*, int64_t, const double*, double*);
-template void jet_mlp_forward<float>(const JetLayout&, const JetMlpLayer<float>*, int64_t, const float*, float*);
+template int64_t jet_mlp_kept_values<double>(const JetLayout&, const JetMlpLayer<double>*, int64_t);
+template int64_t jet_mlp_kept_values<float>(const JetLayout&, const JetMlpLayer<float>*, int64_t);
+template void jet_mlp_forward<double>(const JetLayout&, const JetMlpLayer<double>*, int64_t, const double*, double*,
+                                      double*);
+template void jet_mlp_forward<float>(const JetLayout&, const JetMlpLayer<float>*, int64_t, const float*, float*,
+                                     float*);
 template void jet_mlp_backward<double>(const JetLayout&, const JetMlpLayer<double>*, int64_t, const double*,
-                                       const double*, double*, double* const*, double* const*);
+                                       const double*, double*, double* const*, double* const*, const double*);
 template void jet_mlp_backward<float>(const JetLayout&, const JetMlpLayer<float>*, int64_t, const float*,
-                                      const float*, float*, float* const*, float* const*);
+                                      const float*, float*, float* const*, float* const*, const float*);
 
 }  // namespace gradiens::kernels::cpu
 #endif  // HWY_ONCE

@@ -45,17 +45,35 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 // whole network on `chunk` samples at a time, each sample block staying in
 // cache from the input to the output; the backward pass recomputes a block's
 // forward (a third more GEMM work) instead of reading saved jets from memory.
+//
+// Note [Kept activation values]: what the recomputed forward may read rather
+// than compute is the values of the tanh and sigmoid layers, whose
+// derivatives are polynomials in them: N values per unit, a K-th of each
+// jet (12.8 MB for the Burgers net at 10,000 points). A forward pass given
+// `keep` stores them there, layer after layer, [N, w_l] each; a backward
+// given them as `kept` evaluates no activation (its costliest elementwise
+// work, tanh being an exponential and a division) and skips the value block
+// of each Linear that feeds one. The values are the ones the recomputation
+// would give, so the gradients are the same bit for bit.
+
+// How many values `keep` holds for this network (layout.samples = N).
+template <class T>
+int64_t jet_mlp_kept_values(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count);
 
 // out [K, N, m] = the jet of the network at x [N, d] (layout.samples = N,
-// layout.coordinates = d; layout.width is not used).
+// layout.coordinates = d; layout.width is not used); `keep`: null, or
+// jet_mlp_kept_values() values to fill.
 template <class T>
-void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out);
+void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out,
+                     T* keep = nullptr);
 
 // The gradients of <grad_out, out>: grad_x [N, d] (null: not wanted) and, per
 // layer, grad_weight[l] and grad_bias[l] (null: not wanted), which are
-// overwritten.
+// overwritten. `kept`: null, or the values a forward pass of the same x and
+// layers kept.
 template <class T>
 void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
-                      const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias);
+                      const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias,
+                      const T* kept = nullptr);
 
 }  // namespace gradiens::kernels::cpu

@@ -110,9 +110,26 @@ std::vector<JetMlpStep> contiguous(std::vector<JetMlpStep> steps) {
 struct JetMlpOp {
   static constexpr std::string_view name = "JetMlpBackward0";
   static Tensor forward(Ctx& ctx, const Tensor& x, const std::vector<Tensor>& tensors, const JetMlpPlan& plan) {
+    const Tensor xc = x.contiguous();
+    const std::vector<JetMlpStep> steps = contiguous(steps_of(plan, tensors));
+    Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
+    // The activation values the backward would recompute (Note [Kept activation values] in kernels/cpu/taylor.h).
+    Tensor kept;
+    dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
+      const auto layers = kernel_layers<T>(steps);
+      const auto count = static_cast<int64_t>(layers.size());
+      const kernels::JetLayout layout = plan.blocks.layout(x.size(0), 1);
+      const kernels::DeviceRef device = cuda_seam::device_of(x);
+      if (ctx.is_recording())
+        if (const int64_t values = kernels::jet_mlp_kept_values(layout, layers.data(), count, device); values > 0)
+          kept = empty({values}, x.options().requires_grad(false));
+      kernels::jet_mlp_forward(layout, layers.data(), count, buffer<T>(xc), buffer<T>(out), device,
+                               kept.defined() ? buffer<T>(kept) : nullptr);
+    });
     if (ctx.is_recording()) {
       ctx.save_for_backward(x);
       for (const Tensor& t : tensors) ctx.save_for_backward(t);
+      if (kept.defined()) ctx.extra.push_back(kept);  // the op's own buffer, written only here
       append_blocks(ctx.ints, plan.blocks);
       ctx.ints.push_back(static_cast<int64_t>(plan.steps.size()));
       for (const auto& [linear, activation] : plan.steps) {
@@ -120,14 +137,6 @@ struct JetMlpOp {
         ctx.ints.push_back(static_cast<int64_t>(activation));
       }
     }
-    const Tensor xc = x.contiguous();
-    const std::vector<JetMlpStep> steps = contiguous(steps_of(plan, tensors));
-    Tensor out = empty({plan.blocks.count(), x.size(0), output_width(x, steps)}, x.options());
-    dispatch_floating(x.scalar_type(), "jet_mlp", [&]<class T>() {
-      const auto layers = kernel_layers<T>(steps);
-      kernels::jet_mlp_forward(plan.blocks.layout(x.size(0), 1), layers.data(), static_cast<int64_t>(layers.size()),
-                               buffer<T>(xc), buffer<T>(out), cuda_seam::device_of(x));
-    });
     return out;
   }
 
@@ -145,6 +154,7 @@ struct JetMlpOp {
                                                                   [](const auto& s) { return s.first; }));
          ++i)
       tensors.push_back(ctx.saved(1 + i));
+    const Tensor kept = ctx.extra.empty() ? Tensor() : ctx.extra.front();
     GradList grads;
     grads.resize(1 + tensors.size());
     if (GradMode::is_enabled()) {
@@ -181,7 +191,8 @@ struct JetMlpOp {
       }
       kernels::jet_mlp_backward(plan.blocks.layout(x.size(0), 1), layers.data(), static_cast<int64_t>(layers.size()),
                                 buffer<T>(xc), buffer<T>(gc), grads[0].defined() ? buffer<T>(grads[0]) : nullptr,
-                                grad_weight.data(), grad_bias.data(), cuda_seam::device_of(x));
+                                grad_weight.data(), grad_bias.data(), cuda_seam::device_of(x),
+                                kept.defined() ? buffer<T>(kept) : nullptr);
     });
     return grads;
   }

@@ -5,6 +5,7 @@
 // of its fused jet-activation op, and its errors.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "pinn/fourier.h"
 #include "pinn/operators.h"
 #include "pinn/taylor.h"
+#include "kernels/jet.h"
 #include "pinn/taylor/jet_activation.h"
 
 namespace gp = gradiens::pinn;
@@ -222,6 +224,76 @@ TEST_CASE("jet_mlp: the fused, blocked pass equals the layered one over several 
       CHECK(scaled_error(fused.gradient.select(1, 1), gp::grad(u, x, 1)) < 1e-12);
       CHECK(scaled_error(fused.pure(0, 3).narrow(1, 0, 1), gp::partial(u, x, {0, 0, 0})) < 1e-12);
     }
+}
+
+TEST_CASE("jet_mlp: a backward reading the kept activation values gives the recomputing one's gradients, bit for bit") {
+  // Note [Kept activation values]: tanh and the sigmoid keep their values, sin
+  // does not; the Linear before each keeping layer skips its value block when
+  // they are read. Two activations meet (no Linear between them), the last
+  // layer is an activation, and 700 samples make several sample blocks whose
+  // element counts are not a multiple of the vector width.
+  using gd::kernels::JetActivation;
+  gd::Generator generator(5);
+  const int64_t d = 3, n = 700;
+  const std::vector<std::pair<int64_t, int64_t>> shapes{{13, 3}, {13, 13}, {9, 13}, {2, 9}};
+  std::vector<gd::Tensor> weights, biases;
+  for (const auto& [out, in] : shapes) {
+    weights.push_back(gd::randn({out, in}, generator, f64) * 0.5);
+    biases.push_back(gd::randn({out}, generator, f64) * 0.2);
+  }
+  std::vector<gd::kernels::JetMlpLayer<double>> layers;
+  auto linear = [&](size_t i) {
+    layers.push_back({.linear = true, .in_features = shapes[i].second, .out_features = shapes[i].first,
+                      .weight = weights[i].data_ptr<double>(), .bias = biases[i].data_ptr<double>()});
+  };
+  auto activation = [&](JetActivation a) { layers.push_back({.activation = a}); };
+  linear(0), activation(JetActivation::Tanh), linear(1), activation(JetActivation::Sin), linear(2),
+      activation(JetActivation::Sigmoid), activation(JetActivation::Tanh), linear(3), activation(JetActivation::Tanh);
+  const gp::JetBlocks blocks{.coordinates = d, .laplacian = true, .pure_dims = {1}, .pure_order = 3};
+  const gd::kernels::JetLayout layout = blocks.layout(n, 1);
+  const auto count = static_cast<int64_t>(layers.size());
+  const gd::kernels::DeviceRef cpu;
+  const gd::Tensor x = gd::randn({n, d}, generator, f64);
+  const gd::Tensor grad_out = gd::randn({blocks.count(), n, 2}, generator, f64);
+
+  const int64_t kept_count = gd::kernels::jet_mlp_kept_values(layout, layers.data(), count, cpu);
+  CHECK(kept_count == n * (13 + 9 + 9 + 2));
+  gd::Tensor kept = gd::full({kept_count}, std::nan(""), f64);
+  gd::Tensor out_kept = gd::empty({blocks.count(), n, 2}, f64), out_plain = gd::empty({blocks.count(), n, 2}, f64);
+  gd::kernels::jet_mlp_forward(layout, layers.data(), count, x.data_ptr<double>(), out_kept.data_ptr<double>(), cpu,
+                               kept.data_ptr<double>());
+  gd::kernels::jet_mlp_forward(layout, layers.data(), count, x.data_ptr<double>(), out_plain.data_ptr<double>(), cpu);
+  CHECK(gd::equal(out_kept, out_plain));
+  CHECK(!gd::isnan(kept).any().item<bool>());
+  // The first kept layer's values are tanh(x W0^T + b0).
+  CHECK(scaled_error(kept.narrow(0, 0, n * 13).view({n, 13}), gd::tanh(gd::addmm(biases[0], x, weights[0].t()))) <
+        1e-14);
+
+  auto gradients = [&](const double* kept_values) {
+    std::vector<gd::Tensor> grads{gd::empty({n, d}, f64)};
+    std::vector<double*> grad_weight, grad_bias;
+    size_t next = 0;
+    for (const auto& layer : layers) {
+      if (!layer.linear) {
+        grad_weight.push_back(nullptr), grad_bias.push_back(nullptr);
+        continue;
+      }
+      grads.push_back(gd::empty({shapes[next].first, shapes[next].second}, f64));
+      grads.push_back(gd::empty({shapes[next].first}, f64));
+      grad_weight.push_back(grads[grads.size() - 2].data_ptr<double>());
+      grad_bias.push_back(grads.back().data_ptr<double>());
+      ++next;
+    }
+    gd::kernels::jet_mlp_backward(layout, layers.data(), count, x.data_ptr<double>(), grad_out.data_ptr<double>(),
+                                  grads[0].data_ptr<double>(), grad_weight.data(), grad_bias.data(), cpu, kept_values);
+    return grads;
+  };
+  const std::vector<gd::Tensor> from_kept = gradients(kept.data_ptr<double>()), recomputed = gradients(nullptr);
+  REQUIRE(from_kept.size() == recomputed.size());
+  for (size_t i = 0; i < from_kept.size(); ++i) {
+    CAPTURE(i);
+    CHECK(gd::equal(from_kept[i], recomputed[i]));
+  }
 }
 
 // ---- the fused jet-activation op -----------------------------------------------
