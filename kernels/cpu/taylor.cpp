@@ -598,9 +598,12 @@ void prefetch(const T* p, int64_t count) {
 template <class T>
 class JetMlp {
  public:
-  JetMlp(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count)
-      : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()), buffers_(thread_buffers<T>()) {
-    int64_t width = layout.coordinates, total_width = layout.coordinates;
+  // forward_only: no backward() follows, so only the jets of two layers at a
+  // time need to stay in cache, and the sample blocks are that much larger.
+  JetMlp(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, bool forward_only)
+      : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()), forward_only_(forward_only),
+        buffers_(thread_buffers<T>()) {
+    int64_t width = layout.coordinates, total_width = layout.coordinates, widest_pair = 0;
     buffers_.weights_t.resize(static_cast<size_t>(count));
     buffers_.outputs.resize(static_cast<size_t>(count));
     for (int64_t l = 0; l < count; ++l) {
@@ -614,11 +617,15 @@ class JetMlp {
           for (int64_t p = 0; p < layer.in_features; ++p)
             weight_t[static_cast<size_t>(p * layer.out_features + j)] = layer.weight[j * layer.in_features + p];
       }
+      widest_pair = std::max(widest_pair, width + (widths_.empty() ? layout.coordinates : widths_.back()));
       widths_.push_back(width);
       total_width += width;
     }
     kept_value_offsets(layout, layers, count, kept_offsets_);
-    const int64_t per_sample = blocks_ * total_width * static_cast<int64_t>(sizeof(T));
+    // Without a backward, two layers' jets take half of the chunk's bytes: a
+    // whole 1 MiB of them ran slower on the Burgers net (3,120-row blocks).
+    const int64_t held_width = forward_only ? 2 * (layout.coordinates + widest_pair) : total_width;
+    const int64_t per_sample = blocks_ * held_width * static_cast<int64_t>(sizeof(T));
     chunk_ = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8,
                                  std::max<int64_t>(layout.samples, 8));
   }
@@ -642,7 +649,7 @@ class JetMlp {
     int64_t width = d;
     for (int64_t l = 0; l < count_; ++l) {
       const JetMlpLayer<T>& layer = layers_[l];
-      std::vector<T>& out = buffers_.outputs[static_cast<size_t>(l)];
+      std::vector<T>& out = buffers_.outputs[slot(l)];
       out.resize(static_cast<size_t>(blocks_ * rows * widths_[l]));
       if (layer.linear) {
         // The bias joins the value block only: its rows and the derivatives' take one product each.
@@ -667,7 +674,7 @@ class JetMlp {
       width = widths_[l];
     }
   }
-  const T* output() const { return count_ > 0 ? buffers_.outputs[count_ - 1].data() : buffers_.seed.data(); }
+  const T* output() const { return count_ > 0 ? buffers_.outputs[slot(count_ - 1)].data() : buffers_.seed.data(); }
 
   // After forward() of the same samples: the gradients of <grad, output>
   // (grad [K, rows, m]) accumulated into grad_weight/grad_bias, and the
@@ -706,6 +713,8 @@ class JetMlp {
   }
 
  private:
+  // Where layer l's output jet is held: the last two layers' only, without a backward.
+  size_t slot(int64_t l) const { return static_cast<size_t>(forward_only_ ? l % 2 : l); }
   JetLayout block_layout(int64_t rows, int64_t width) const {
     JetLayout layout = layout_;
     layout.samples = rows;
@@ -716,6 +725,7 @@ class JetMlp {
   JetLayout layout_;
   const JetMlpLayer<T>* layers_;
   int64_t count_, blocks_, chunk_ = 0;
+  bool forward_only_;
   std::vector<int64_t> widths_;        // each layer's output width
   std::vector<int64_t> kept_offsets_;  // each layer's first kept value, or -1
   JetMlpBuffers<T>& buffers_;
@@ -747,7 +757,7 @@ template <class T>
 void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out,
                      T* keep) {
   check_mlp_layout(layout);
-  JetMlp<T> mlp(layout, layers, count);
+  JetMlp<T> mlp(layout, layers, count, /*forward_only=*/true);
   const int64_t n = layout.samples, blocks = layout.blocks(), width = mlp.out_width();
   for (int64_t row0 = 0; row0 < n; row0 += mlp.chunk()) {
     const int64_t rows = std::min(mlp.chunk(), n - row0);
@@ -760,7 +770,7 @@ template <class T>
 void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
                       const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias, const T* kept) {
   check_mlp_layout(layout);
-  JetMlp<T> mlp(layout, layers, count);
+  JetMlp<T> mlp(layout, layers, count, /*forward_only=*/false);
   for (int64_t l = 0; l < count; ++l) {
     if (!layers[l].linear) continue;
     if (grad_weight[l]) std::fill_n(grad_weight[l], layers[l].out_features * layers[l].in_features, T(0));
