@@ -51,6 +51,13 @@ struct JetPlan {
   std::vector<int64_t> pure_block;  // per coordinate: the block of its order-2 derivative, or -1
 };
 
+// Whether an activation's derivatives are polynomials in its values (tanh's
+// and the sigmoid's): then a kept value spares evaluating the function again
+// (Note [Kept activation values] in taylor.h).
+constexpr bool derivatives_from_values(JetActivation activation) {
+  return activation == JetActivation::Tanh || activation == JetActivation::Sigmoid;
+}
+
 // The bias repeated so that bias_tile + (e mod w) holds the bias of elements
 // e, e + 1, ... for one whole vector, whatever the width.
 template <class T>
@@ -159,11 +166,6 @@ HWY_INLINE void activation_derivatives(D d, V z, int highest, V* s) {
   }
 }
 
-// Whether an activation's derivatives are polynomials in its values (tanh's
-// and the sigmoid's): then a kept value spares evaluating the function again.
-template <JetActivation kActivation>
-constexpr bool kDerivativesFromValues = kActivation == JetActivation::Tanh || kActivation == JetActivation::Sigmoid;
-
 // s[0 .. highest] at the elements e.. of a block: from the activation's values
 // there (`value`: block 0 of its output jet, or null) where they determine
 // them, else from z = in + bias, which is then the only read of block 0 of
@@ -171,7 +173,7 @@ constexpr bool kDerivativesFromValues = kActivation == JetActivation::Tanh || kA
 // is the same either way.
 template <JetActivation kActivation, class D, class T = hn::TFromD<D>, class V = hn::Vec<D>>
 HWY_INLINE void derivatives_at(D d, const T* in, const T* bias_at, const T* value, int64_t e, int highest, V* s) {
-  if constexpr (kDerivativesFromValues<kActivation>) {
+  if constexpr (derivatives_from_values(kActivation)) {
     if (value) {
       s[0] = s[1] = s[2] = s[3] = s[4] = s[5] = hn::Zero(d);
       if constexpr (kActivation == JetActivation::Tanh) tanh_derivatives(d, hn::LoadU(d, value + e), highest, s);
@@ -518,8 +520,7 @@ int64_t kept_value_offsets(const JetLayout& layout, const JetMlpLayer<T>* layers
   for (int64_t l = 0; l < count; ++l) {
     const JetMlpLayer<T>& layer = layers[l];
     if (layer.linear) width = layer.out_features;
-    const bool keeps =
-        !layer.linear && (layer.activation == JetActivation::Tanh || layer.activation == JetActivation::Sigmoid);
+    const bool keeps = !layer.linear && derivatives_from_values(layer.activation);
     offsets.push_back(keeps ? kept_width * layout.samples : -1);
     if (keeps) kept_width += width;
   }
