@@ -76,6 +76,21 @@ void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, 
   });
 }
 
+void tanh_backward_backward_backward(ScalarType dtype, const void* g_first, const void* g_second, const void* gg,
+                                     const void* grad, const void* y, void* d_gg, void* d_grad, void* d_y, int64_t n,
+                                     const DeviceRef& device, uint32_t accumulate) {
+  GD_INTERNAL_ASSERT(!device.is_cuda(), "tanh_backward_backward_backward: the CPU only");
+  dispatch_floating(dtype, "tanh_backward_backward_backward", [&]<class T>() {
+    const T *g1 = static_cast<const T*>(g_first), *g2 = static_cast<const T*>(g_second);
+    const T *ggp = static_cast<const T*>(gg), *gp = static_cast<const T*>(grad), *yp = static_cast<const T*>(y);
+    T *dgg = static_cast<T*>(d_gg), *dg = static_cast<T*>(d_grad), *dy = static_cast<T*>(d_y);
+    cpu::parallel_for(0, n, cpu::kElementwiseGrainSize, [&](int64_t lo, int64_t hi) {
+      cpu::tanh_backward_backward_backward(g1 + lo, g2 + lo, ggp + lo, gp + lo, yp + lo, dgg + lo, dg + lo, dy + lo,
+                                           hi - lo, accumulate);
+    });
+  });
+}
+
 void scaled_product(ScalarType dtype, const void* a, const void* b, const void* c, double s, void* out, int64_t n,
                     const DeviceRef& device) {
   if (device.is_cuda()) {

@@ -26,6 +26,11 @@ void threshold_backward(ScalarType dtype, const void* grad, const void* self, co
 // Bit k of `accumulate` (the CPU only): output k adds its result to what it holds.
 void tanh_backward_backward(ScalarType dtype, const void* gg, const void* grad, const void* y, void* d_grad,
                             void* d_y, int64_t n, const DeviceRef& device, uint32_t accumulate = 0);
+// The three gradients of tanh_backward_backward's pair of outputs for g_first and
+// g_second in one pass (kernels/cpu/vector_math.h); the CPU only.
+void tanh_backward_backward_backward(ScalarType dtype, const void* g_first, const void* g_second, const void* gg,
+                                     const void* grad, const void* y, void* d_gg, void* d_grad, void* d_y, int64_t n,
+                                     const DeviceRef& device, uint32_t accumulate = 0);
 // out = s * (a * b * c), and its three gradients for g in one pass; float32/float64.
 void scaled_product(ScalarType dtype, const void* a, const void* b, const void* c, double s, void* out, int64_t n,
                     const DeviceRef& device);

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "engine/autograd/function.h"
+#include "engine/autograd/multi_output.h"
 #include "engine/functions.h"
 #include "engine/memory_format.h"
 #include "engine/ops/cuda_seam.h"
@@ -353,6 +354,50 @@ struct ScaledProduct3 {
   }
 };
 
+// Note [Tanh's second derivative as one node]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Differentiating tanh_backward(grad, y) with create_graph (a PINN's second
+// derivatives) gives gg (1 - y^2) for grad and -2 gg grad y for y. Recorded as
+// tanh_backward and scaled_product, they take two passes over gg and y, and the
+// final backward two more (their backwards), each adding into the same sums. On
+// the CPU they are one op with two outputs instead: one pass for both, and one
+// for the three gradients of the pair, each term rounded as the separate ops
+// round it. Under create_graph its backward records those ops, so every further
+// derivative stays available.
+struct TanhBackwardBackwardOp {
+  static constexpr std::string_view name = "TanhBackwardBackwardBackward0";
+  static std::array<Tensor, 2> forward(Ctx& ctx, const Tensor& gg, const Tensor& grad, const Tensor& y) {
+    ctx.save_for_backward(gg, grad, y);
+    Tensor d_grad = empty(y.sizes(), y.options()), d_y = empty(y.sizes(), y.options());
+    kernels::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(), d_grad.data_ptr(),
+                                    d_y.data_ptr(), y.numel(), device_of(y));
+    return {d_grad, d_y};
+  }
+  static GradList backward(Ctx& ctx, const GradList& grads) {
+    const std::array<Tensor, 3> saved = ctx.saved<3>();
+    const Tensor &gg = saved[0], &grad = saved[1], &y = saved[2];
+    const Tensor &g_first = grads[0], &g_second = grads[1];
+    if (!GradMode::is_enabled() && ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && ctx.needs_input_grad(2) &&
+        same_dense_layout({g_first, g_second, gg, grad, y})) {
+      uint32_t accumulate = 0;
+      GradList out = outputs_or_accumulation_targets(ctx, 3, y, accumulate);
+      kernels::tanh_backward_backward_backward(y.dtype(), g_first.data_ptr(), g_second.data_ptr(), gg.data_ptr(),
+                                               grad.data_ptr(), y.data_ptr(), out[0].data_ptr(), out[1].data_ptr(),
+                                               out[2].data_ptr(), y.numel(), device_of(y), accumulate);
+      return out;
+    }
+    GradList out(3);
+    if (ctx.needs_input_grad(0))
+      out[0] = add_tangents(g_first.defined() ? tanh_backward(g_first, y) : Tensor(),
+                            g_second.defined() ? scaled_product(g_second, grad, y, -2.0) : Tensor());
+    if (ctx.needs_input_grad(1) && g_second.defined()) out[1] = scaled_product(gg, g_second, y, -2.0);
+    if (ctx.needs_input_grad(2))
+      out[2] = add_tangents(g_first.defined() ? scaled_product(g_first, gg, y, -2.0) : Tensor(),
+                            g_second.defined() ? scaled_product(gg, grad, g_second, -2.0) : Tensor());
+    return out;
+  }
+};
+
 // Fused tanh backward: grad * (1 - y^2), itself differentiable.
 struct TanhBackwardOp {
   static constexpr std::string_view name = "TanhBackwardBackward0";
@@ -379,6 +424,13 @@ struct TanhBackwardOp {
       kernels::tanh_backward_backward(y.dtype(), gg.data_ptr(), grad.data_ptr(), y.data_ptr(), grads[0].data_ptr(),
                                       grads[1].data_ptr(), y.numel(), device_of(y), accumulate);
       return grads;
+    }
+    const bool dual = detail::forward_ad_enabled() &&
+                      (detail::has_tangent(gg) || detail::has_tangent(grad) || detail::has_tangent(y));
+    if (ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && y.is_cpu() && !dual &&
+        same_dense_layout({gg, grad, y})) {
+      const std::array<Tensor, 2> both = apply_outputs<TanhBackwardBackwardOp>(gg, grad, y);
+      return {both[0], both[1]};  // Note [Tanh's second derivative as one node]
     }
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),
             ctx.needs_input_grad(1) ? scaled_product(gg, grad, y, -2.0) : Tensor()};

@@ -590,6 +590,42 @@ void tanh_backward_backward_loop(const T* gg, const T* grad, const T* y, T* d_gr
   }
 }
 
+// The three gradients of the pair (gg (1 - y^2), -2 gg grad y) for the incoming
+// g_first and g_second, each term rounded as the separate kernel that made it and
+// the two terms of d_gg and d_y added after (Note [Accumulating outputs round twice]).
+template <class T>
+void tanh_backward_backward_backward_loop(const T* g_first, const T* g_second, const T* gg, const T* grad, const T* y,
+                                          T* d_gg, T* d_grad, T* d_y, size_t count, uint32_t accumulate) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto minus_two = hn::Set(d, T(-2));
+  const bool add_gg = (accumulate & 1) != 0, add_grad = (accumulate & 2) != 0, add_y = (accumulate & 4) != 0;
+  size_t i = 0;
+  for (; i + lanes <= count; i += lanes) {
+    const auto g1 = hn::LoadU(d, g_first + i), g2 = hn::LoadU(d, g_second + i);
+    const auto a = hn::LoadU(d, gg + i), b = hn::LoadU(d, grad + i), v = hn::LoadU(d, y + i);
+    auto first = TanhBackward::apply(d, g1, v), second = hn::Mul(minus_two, hn::Mul(hn::Mul(g2, b), v));
+    first.raw = rounded(first.raw);
+    second.raw = rounded(second.raw);
+    store_or_add(d, hn::Add(first, second), d_gg + i, add_gg);
+    store_or_add(d, hn::Mul(minus_two, hn::Mul(hn::Mul(a, g2), v)), d_grad + i, add_grad);
+    first = hn::Mul(minus_two, hn::Mul(hn::Mul(g1, a), v));
+    second = hn::Mul(minus_two, hn::Mul(hn::Mul(a, b), g2));
+    first.raw = rounded(first.raw);
+    second.raw = rounded(second.raw);
+    store_or_add(d, hn::Add(first, second), d_y + i, add_y);
+  }
+  for (; i < count; ++i) {
+    const T g1 = g_first[i], g2 = g_second[i], a = gg[i], b = grad[i], v = y[i];
+    const T dgg = rounded(g1 * ((T(1) - v) * (T(1) + v))) + rounded(T(-2) * (g2 * b * v));
+    const T dgrad = T(-2) * (a * g2 * v);
+    const T dy = rounded(T(-2) * (g1 * a * v)) + rounded(T(-2) * (a * b * g2));
+    d_gg[i] = add_gg ? d_gg[i] + rounded(dgg) : dgg;
+    d_grad[i] = add_grad ? d_grad[i] + rounded(dgrad) : dgrad;
+    d_y[i] = add_y ? d_y[i] + rounded(dy) : dy;
+  }
+}
+
 // ReLU's backward: grad where self > threshold, else 0 (a NaN self passes grad, as PyTorch).
 template <class T>
 void threshold_backward_loop(const T* grad, const T* self, T threshold, T* out, size_t count) {
@@ -668,6 +704,16 @@ void tanh_backward_backward_float(const float* gg, const float* grad, const floa
 void tanh_backward_backward_double(const double* gg, const double* grad, const double* y, double* d_grad,
                                    double* d_y, size_t count, uint32_t accumulate) {
   tanh_backward_backward_loop(gg, grad, y, d_grad, d_y, count, accumulate);
+}
+void tanh_backward_backward_backward_float(const float* g_first, const float* g_second, const float* gg,
+                                           const float* grad, const float* y, float* d_gg, float* d_grad, float* d_y,
+                                           size_t count, uint32_t accumulate) {
+  tanh_backward_backward_backward_loop(g_first, g_second, gg, grad, y, d_gg, d_grad, d_y, count, accumulate);
+}
+void tanh_backward_backward_backward_double(const double* g_first, const double* g_second, const double* gg,
+                                            const double* grad, const double* y, double* d_gg, double* d_grad,
+                                            double* d_y, size_t count, uint32_t accumulate) {
+  tanh_backward_backward_backward_loop(g_first, g_second, gg, grad, y, d_gg, d_grad, d_y, count, accumulate);
 }
 void threshold_backward_float(const float* grad, const float* self, float threshold, float* out, size_t count) {
   threshold_backward_loop(grad, self, threshold, out, count);
@@ -880,6 +926,8 @@ HWY_EXPORT(arith_float);
 HWY_EXPORT(arith_double);
 HWY_EXPORT(tanh_backward_backward_float);
 HWY_EXPORT(tanh_backward_backward_double);
+HWY_EXPORT(tanh_backward_backward_backward_float);
+HWY_EXPORT(tanh_backward_backward_backward_double);
 HWY_EXPORT(threshold_backward_float);
 HWY_EXPORT(threshold_backward_double);
 HWY_EXPORT(scaled_product_float);
@@ -939,6 +987,20 @@ void tanh_backward_backward(const double* gg, const double* grad, const double* 
                             int64_t n, uint32_t accumulate) {
   HWY_DYNAMIC_DISPATCH(tanh_backward_backward_double)(gg, grad, y, d_grad, d_y,
                                                       checked_count("tanh_backward_backward", n), accumulate);
+}
+void tanh_backward_backward_backward(const float* g_first, const float* g_second, const float* gg, const float* grad,
+                                     const float* y, float* d_gg, float* d_grad, float* d_y, int64_t n,
+                                     uint32_t accumulate) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_backward_backward_float)(
+      g_first, g_second, gg, grad, y, d_gg, d_grad, d_y, checked_count("tanh_backward_backward_backward", n),
+      accumulate);
+}
+void tanh_backward_backward_backward(const double* g_first, const double* g_second, const double* gg,
+                                     const double* grad, const double* y, double* d_gg, double* d_grad, double* d_y,
+                                     int64_t n, uint32_t accumulate) {
+  HWY_DYNAMIC_DISPATCH(tanh_backward_backward_backward_double)(
+      g_first, g_second, gg, grad, y, d_gg, d_grad, d_y, checked_count("tanh_backward_backward_backward", n),
+      accumulate);
 }
 void threshold_backward(const float* grad, const float* self, float threshold, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(threshold_backward_float)(grad, self, threshold, out, checked_count("threshold_backward", n));

@@ -78,6 +78,18 @@ void tanh_backward_backward(const float* gg, const float* grad, const float* y, 
                             uint32_t accumulate = 0);
 void tanh_backward_backward(const double* gg, const double* grad, const double* y, double* d_grad, double* d_y,
                             int64_t n, uint32_t accumulate = 0);
+// The gradients of tanh_backward_backward's two outputs (d_grad = gg (1 - y^2) and
+// d_y = -2 gg grad y) for the incoming g_first and g_second, in one pass:
+//   d_gg = g_first (1 - y^2) + -2 g_second grad y,  d_grad = -2 gg g_second y,
+//   d_y = -2 g_first gg y + -2 gg grad g_second,
+// each term rounded as tanh_backward or scaled_product would round it, then the
+// two added. Bit k of `accumulate`: output k (d_gg, d_grad, d_y) adds to what it holds.
+void tanh_backward_backward_backward(const float* g_first, const float* g_second, const float* gg, const float* grad,
+                                     const float* y, float* d_gg, float* d_grad, float* d_y, int64_t n,
+                                     uint32_t accumulate = 0);
+void tanh_backward_backward_backward(const double* g_first, const double* g_second, const double* gg,
+                                     const double* grad, const double* y, double* d_gg, double* d_grad, double* d_y,
+                                     int64_t n, uint32_t accumulate = 0);
 // out = s * (a * b * c), multiplied left to right.
 void scaled_product(const float* a, const float* b, const float* c, float s, float* out, int64_t n);
 void scaled_product(const double* a, const double* b, const double* c, double s, double* out, int64_t n);

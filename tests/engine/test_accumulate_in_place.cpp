@@ -117,3 +117,54 @@ TEST_CASE("accumulating in place: a sum that a hook still holds is not written i
   const Tensor t_values = gd::tanh(x.detach());
   CHECK(scaled_error(x.grad(), (1 - t_values * t_values) * (k + w.sum({1}).unsqueeze(0))) < 1e-13);
 }
+
+// Note [Tanh's second derivative as one node] (engine/ops/unary.cpp).
+TEST_CASE("tanh's second derivative: one node with two outputs, its values in closed form, and its backward "
+          "(fused, recorded and one-sided) against the recorded formulas and finite differences") {
+  gd::manual_seed(11);
+  // 37 x 5: several vectors and a partial one.
+  const Tensor x = gd::randn({37, 5}, f64).requires_grad_();
+  const Tensor v = gd::randn({37, 5}, f64).requires_grad_();
+  const Tensor w = gd::randn({37, 5}, f64).requires_grad_();
+  // g = v (1 - y^2) records TanhBackwardBackward0; differentiating it once more
+  // with create_graph gives the pair (w (1 - y^2) for v, -2 w v y for y).
+  auto second = [](const Tensor& x, const Tensor& v, const Tensor& w) {
+    const Tensor g = gd::autograd::grad({gd::tanh(x)}, {x}, {v}, true, true)[0];
+    return gd::autograd::grad({g}, {x, v}, {w}, true, true);
+  };
+  const std::vector<Tensor> h = second(x, v, w);
+  REQUIRE(h[1].grad_fn());
+  CHECK(h[1].grad_fn()->name() == "TanhBackwardBackwardBackward0");
+  CHECK(h[1].output_nr() == 0);
+  const Tensor y = gd::tanh(x.detach()), one_minus = 1 - y * y;
+  CHECK(scaled_error(h[1], w.detach() * one_minus) < 1e-14);
+  // x's gradient is the y output (-2 w v y) through tanh's own backward.
+  CHECK(scaled_error(h[0], -2 * w.detach() * v.detach() * y * one_minus) < 1e-14);
+
+  // Both outputs feed the loss: without create_graph the fused kernel runs (adding
+  // into the sums the engine offers), with it the recorded formulas.
+  const Tensor a = gd::randn({37, 5}, f64), b = gd::randn({37, 5}, f64);
+  auto loss = [&] {
+    const std::vector<Tensor> hh = second(x, v, w);
+    return (hh[0] * a).sum() + (hh[1] * b).sum() + (hh[0] * hh[1]).sum();
+  };
+  const std::vector<Tensor> fused = gd::autograd::grad({loss()}, {x, v, w});
+  const std::vector<Tensor> recorded = gd::autograd::grad({loss()}, {x, v, w}, {}, true, true);
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(scaled_error(fused[i], recorded[i]) < 1e-13);
+  }
+
+  // Central differences of the pair and of a mix of both, in float64; one output
+  // alone sends no gradient to the other (the backward's one-sided branches).
+  const Tensor xs = gd::randn({3, 4}, f64).requires_grad_(), vs = gd::randn({3, 4}, f64).requires_grad_(),
+               ws = gd::randn({3, 4}, f64).requires_grad_();
+  const gd::autograd::TensorFunction pair = [&](const std::vector<Tensor>& in) { return second(in[0], in[1], in[2]); };
+  const gd::autograd::TensorFunction mixed = [&](const std::vector<Tensor>& in) {
+    const std::vector<Tensor> hh = second(in[0], in[1], in[2]);
+    return std::vector<Tensor>{hh[0] * hh[1] + hh[0].sin()};
+  };
+  CHECK(gd::autograd::gradcheck(pair, {xs, vs, ws}));
+  CHECK(gd::autograd::gradcheck(mixed, {xs, vs, ws}));
+  CHECK(gd::autograd::gradgradcheck(mixed, {xs, vs, ws}));
+}

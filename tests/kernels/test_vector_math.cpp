@@ -529,6 +529,23 @@ void check_fused_arithmetic() {
     CHECK(all_same(out2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); }));
     CHECK(all_same(out3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); }));
 
+    // The gradients of tanh_backward_backward's pair of outputs, for the incoming g
+    // and c, with gg = a and grad = b: each term rounded alone, then the two added.
+    auto kept = [](T x) {  // a product the compiler may not fuse with the add after it
+      volatile T held = x;
+      return static_cast<T>(held);
+    };
+    auto pair_gg = [&](int64_t i) {
+      return kept(g[i] * ((T(1) - y[i]) * (T(1) + y[i]))) + kept(T(-2) * (c[i] * b[i] * y[i]));
+    };
+    auto pair_grad = [&](int64_t i) { return T(-2) * (a[i] * c[i] * y[i]); };
+    auto pair_y = [&](int64_t i) { return kept(T(-2) * (g[i] * a[i] * y[i])) + kept(T(-2) * (a[i] * b[i] * c[i])); };
+    gradiens::kernels::cpu::tanh_backward_backward_backward(g.data(), c.data(), a.data(), b.data(), y.data(),
+                                                            out.data(), out2.data(), out3.data(), n);
+    CHECK(all_same(out, pair_gg));
+    CHECK(all_same(out2, pair_grad));
+    CHECK(all_same(out3, pair_y));
+
     // Outputs that accumulate (bit k of the mask) add their result to what they
     // hold, as a separate add of the result would; the others overwrite.
     for (uint32_t mask : {1u, 2u, 5u, 6u}) {
@@ -549,6 +566,12 @@ void check_fused_arithmetic() {
       CHECK(all_same(out, added(1, before, [&](int64_t i) { return s * (g[i] * b[i] * c[i]); })));
       CHECK(all_same(out2, added(2, before2, [&](int64_t i) { return s * (a[i] * g[i] * c[i]); })));
       CHECK(all_same(out3, added(4, before3, [&](int64_t i) { return s * (a[i] * b[i] * g[i]); })));
+      out = before, out2 = before2, out3 = before3;
+      gradiens::kernels::cpu::tanh_backward_backward_backward(g.data(), c.data(), a.data(), b.data(), y.data(),
+                                                              out.data(), out2.data(), out3.data(), n, mask);
+      CHECK(all_same(out, added(1, before, pair_gg)));
+      CHECK(all_same(out2, added(2, before2, pair_grad)));
+      CHECK(all_same(out3, added(4, before3, pair_y)));
     }
 
     // ReLU's backward, a NaN self included (a[1]); ties at the threshold drop grad.
@@ -563,7 +586,8 @@ void check_fused_arithmetic() {
 
 }  // namespace
 
-TEST_CASE("vector_math: arith, tanh_backward_backward, scaled products and threshold_backward as the scalar formulas") {
+TEST_CASE("vector_math: arith, tanh_backward_backward(_backward), scaled products and threshold_backward as the "
+          "scalar formulas") {
   for_each_simd_target([] {
     check_fused_arithmetic<float>();
     check_fused_arithmetic<double>();
