@@ -1,4 +1,4 @@
-// apply_outputs<Op>: apply<Op> (function.h) for an op whose forward returns
+// apply_multi<Op>: apply<Op> (function.h) for an op whose forward returns
 // several tensors, recorded as one node whose backward gets every output's gradient.
 #pragma once
 
@@ -11,28 +11,35 @@
 
 namespace gradiens {
 
-// The node of an op with several outputs: Op::backward(Ctx&, const GradList&)
-// gets the gradient of each output, undefined where none arrived.
+// Note [Multi-output ops]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// apply<Op> records ops with one output. An LSTM step has two (h', c'),
+// split_rows one per piece, tanh's second derivative two (Note [Tanh's second
+// derivative as one node] in engine/ops/unary.cpp); recording each output as its
+// own op would make every backward rebuild the whole input, or pass over it once
+// per output. MultiOutputNode is apply<Op>'s node for an Op whose forward returns
+// several tensors (a std::vector or std::array): output k gets output_nr k, and
+// Op::backward(Ctx&, const GradList& grads) receives one gradient per output
+// (undefined where none arrived). These ops have no forward-mode formula: a dual
+// input is an error rather than a result silently without tangent.
 template <class Op>
 class MultiOutputNode final : public Node {
  public:
   std::string_view name() const override { return Op::name; }
-  GradList apply(GradList&& grads) override { return Op::backward(ctx, grads); }
+  GradList apply(GradList&& grads) override {
+    grads.resize(num_forward_outputs);
+    return Op::backward(ctx, grads);
+  }
   void release_variables() override { ctx.release(); }
   Ctx ctx;
+  size_t num_forward_outputs = 0;
 };
 
-// Runs Op::forward(ctx, args...), which returns a std::array of new tensors, and
-// records one MultiOutputNode for them when an argument requires grad and grad
-// mode is on; output k gets output_nr k. The op has no forward-mode formula:
-// callers use it only where no argument carries a tangent.
 template <class Op, class... Args>
-auto apply_outputs(const Args&... args) {
-  GD_INTERNAL_ASSERT(!detail::forward_ad_enabled() || !(detail::has_tangent_arg(args) || ...),
-                     std::string(Op::name) + ": no forward-mode formula");
-  const bool record = GradMode::is_enabled() && (detail::requires_grad_arg(args) || ...) &&
-                      !(detail::inference_arg(args) && ...);
-  if (!record) {
+auto apply_multi(const Args&... args) {
+  GD_CHECK(!detail::forward_ad_enabled() || !(detail::has_tangent_arg(args) || ...),
+           "Trying to use forward AD with " + std::string(Op::name) + " that does not support it");
+  if (!GradMode::is_enabled() || !(detail::requires_grad_arg(args) || ...)) {
     Ctx ctx;
     return Op::forward(ctx, args...);
   }
@@ -40,19 +47,19 @@ auto apply_outputs(const Args&... args) {
   Ctx& ctx = node->ctx;
   ctx.set_recording(true);
   ctx.set_owner(node.get());
-  (detail::add_edge_arg(*node, ctx, false, args), ...);
+  (detail::add_edge_arg(*node, ctx, /*dual=*/false, args), ...);
   auto outputs = [&] {
     AutoGradMode no_grad(false);
-    detail::PauseForwardAD pause;
-    detail::RecordedForwardScope recorded(true);
     return Op::forward(ctx, args...);
   }();
   for (Tensor& out : outputs) {
-    TensorImpl& impl = *out.impl();
-    impl.output_nr = node->add_input_metadata(out);
-    impl.requires_grad = true;
-    impl.grad_fn = node;
+    const uint32_t output_nr = node->add_input_metadata(out);
+    TensorImpl* impl = out.impl();
+    impl->requires_grad = true;
+    impl->grad_fn = node;
+    impl->output_nr = output_nr;
   }
+  node->num_forward_outputs = outputs.size();
   if (detail::anomaly_mode_enabled()) detail::record_anomaly_context(*node);
   return outputs;
 }

@@ -429,7 +429,7 @@ struct TanhBackwardOp {
                       (detail::has_tangent(gg) || detail::has_tangent(grad) || detail::has_tangent(y));
     if (ctx.needs_input_grad(0) && ctx.needs_input_grad(1) && y.is_cpu() && !dual &&
         same_dense_layout({gg, grad, y})) {
-      const std::array<Tensor, 2> both = apply_outputs<TanhBackwardBackwardOp>(gg, grad, y);
+      const std::array<Tensor, 2> both = apply_multi<TanhBackwardBackwardOp>(gg, grad, y);
       return {both[0], both[1]};  // Note [Tanh's second derivative as one node]
     }
     return {ctx.needs_input_grad(0) ? tanh_backward(gg, y) : Tensor(),

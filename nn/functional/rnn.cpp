@@ -1,6 +1,5 @@
 // The recurrent cells of nn::functional, the fused LSTM/GRU pointwise ops with
-// their own backward (kernels/rnn.h on any device), and
-// split_rows; the multi-output node they share.
+// their own backward (kernels/rnn.h on any device), and split_rows.
 #include "nn/functional/rnn.h"
 
 #include <fmt/format.h>
@@ -8,6 +7,7 @@
 #include <string_view>
 
 #include "engine/autograd/function.h"
+#include "engine/autograd/multi_output.h"
 #include "engine/dims.h"
 #include "engine/functions.h"
 #include "engine/ops/cuda_seam.h"
@@ -20,57 +20,8 @@ namespace gradiens::nn::functional {
 
 namespace {
 
-// Note [Multi-output ops]
-// apply<Op> records ops with one output. An LSTM step has two (h', c'), and
-// split_rows one per piece; recording each output as its own op would make
-// every backward rebuild the whole input. MultiOutputNode is apply<Op>'s node
-// for an Op whose forward returns several tensors: output k gets output_nr k,
-// and Op::backward receives one gradient per output (undefined where none
-// arrived). These ops have no forward-mode formula: a dual input is an error
-// rather than a result silently without tangent.
-template <class Op>
-class MultiOutputNode final : public Node {
- public:
-  std::string_view name() const override { return Op::name; }
-  GradList apply(GradList&& grads) override {
-    grads.resize(num_forward_outputs);
-    return Op::backward(ctx, grads);
-  }
-  void release_variables() override { ctx.release(); }
-  Ctx ctx;
-  size_t num_forward_outputs = 0;
-};
-
-template <class Op, class... Args>
-std::vector<Tensor> apply_multi(const Args&... args) {
-  GD_CHECK(!detail::forward_ad_enabled() || !(detail::has_tangent_arg(args) || ...),
-           fmt::format("Trying to use forward AD with {} that does not support it", Op::name));
-  if (!GradMode::is_enabled() || !(detail::requires_grad_arg(args) || ...)) {
-    Ctx ctx;
-    return Op::forward(ctx, args...);
-  }
-  auto node = std::make_shared<MultiOutputNode<Op>>();
-  Ctx& ctx = node->ctx;
-  ctx.set_recording(true);
-  ctx.set_owner(node.get());
-  (detail::add_edge_arg(*node, ctx, /*dual=*/false, args), ...);
-  std::vector<Tensor> outputs;
-  {
-    AutoGradMode no_grad(false);
-    outputs = Op::forward(ctx, args...);
-  }
-  for (Tensor& out : outputs) {
-    const uint32_t output_nr = node->add_input_metadata(out);
-    TensorImpl* impl = out.impl();
-    impl->requires_grad = true;
-    impl->grad_fn = node;
-    impl->output_nr = output_nr;
-  }
-  node->num_forward_outputs = outputs.size();
-  if (detail::anomaly_mode_enabled()) detail::record_anomaly_context(*node);
-  return outputs;
-}
-
+// split_rows and the LSTM step record one node for all their outputs (Note
+// [Multi-output ops] in engine/autograd/multi_output.h).
 struct SplitRows {
   static constexpr std::string_view name = "SplitWithSizesBackward0";
   static std::vector<Tensor> forward(Ctx& ctx, const Tensor& x, const std::vector<int64_t>& sizes) {
