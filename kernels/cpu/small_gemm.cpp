@@ -18,13 +18,24 @@
 // tails]). Neither operand is copied, except a transposed B, which is small
 // here (k <= 64) and packed once on the stack. Long reductions (k large, m <= 64:
 // weight gradients) are summed in chunks of kChunk (256) reduction rows, each
-// added to C when done, and the tiles of C pass over a chunk in passes of kPass
-// (64) rows, so that a pass's rows of A and B stay in L1: a pass that ends
-// inside its chunk leaves its accumulators in a buffer of partial sums, from
+// added to C when done, and the tiles of C pass over a chunk in passes of at
+// most kPass (64) rows, so that a pass's rows of A and B stay in L1: a pass that
+// ends inside its chunk leaves its accumulators in a buffer of partial sums, from
 // which the next pass goes on with the same FMA chain. The passes change the
 // speed, not the rounding: on Zen 5 the Taylor Poisson block's [64, 126] x
 // [126, 64] weight gradient went from 86 to 103-113 GFLOP/s (a single pass over
 // the chunk ran it out of L2).
+//
+// Note [Passes in L1]
+// ~~~~~~~~~~~~~~~~~~~
+// A row block's tiles read, per reduction row, the block's kRowBlock elements of
+// op(A) and the whole row of B: (kRowBlock + n) doubles. A pass is the most rows,
+// halving from kPass, whose share fits in the core's L1 data cache (sysconf). At
+// n = 64 that is 64 rows (40 KiB) in Zen 5's 48 KiB L1, and 32 in the 32 KiB L1 of
+// Zen 3 and most AVX2 cores, where 64 rows ran out of L1: on Zen 3 the [64, 8192] x
+// [8192, 64] weight gradient went from 22-23 to 27-28 GFLOP/s and [64, 126] x
+// [126, 64] from 26-31 to 29-36; 20-wide products keep 64 rows (18 KiB), as 32
+// ran them 3-20% slower.
 //
 // Note [Paired tails]
 // ~~~~~~~~~~~~~~~~~~~
@@ -63,6 +74,8 @@
 // memory past the last column. Other CPUs keep OpenBLAS (small_gemm_applies).
 
 #include "kernels/cpu/small_gemm.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -111,6 +124,18 @@ constexpr int64_t kRowBlock = 16;     // rows of C that pass over every column p
 constexpr int64_t kLineDoubles = 8;   // doubles per 64-byte cache line
 constexpr int64_t kPrefetchRows = 64; // rows ahead a streamed operand is fetched (Note [Prefetching streamed operands])
 constexpr int64_t kStreamedBytes = int64_t{512} << 10;  // operands larger than this come from beyond L2
+
+// Reduction rows per pass of a long reduction with n columns (Note [Passes in L1]).
+int64_t long_pass_rows(int64_t n) {
+  static const int64_t l1_bytes = [] {
+    const long reported = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return reported > 0 ? static_cast<int64_t>(reported) : int64_t{32} << 10;
+  }();
+  const int64_t bytes_per_row = (kRowBlock + n) * static_cast<int64_t>(sizeof(double));
+  int64_t rows = kPass;
+  while (rows > 8 && rows * bytes_per_row > l1_bytes) rows /= 2;
+  return rows;
+}
 }  // namespace
 }  // namespace gradiens::kernels::cpu
 #endif
@@ -412,7 +437,7 @@ void rows_of_c(const SmallGemmOperands& o, int64_t i_begin, int64_t i_end) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<double>()));
   const int64_t panel_cols = kPanelVectors * lanes;
   const int64_t chunk = o.k <= kMaxShortK ? o.k : kChunk;
-  const int64_t pass_rows = o.k <= kMaxShortK ? o.k : kPass;
+  const int64_t pass_rows = o.k <= kMaxShortK ? o.k : long_pass_rows(o.n);
   for (int64_t p0 = 0; p0 < o.k; p0 += chunk) {
     const int64_t p1 = std::min(o.k, p0 + chunk);
     for (int64_t q0 = p0; q0 < p1; q0 += pass_rows) {

@@ -353,7 +353,8 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
 // The direct kernel's summation order (Note [Small float64 GEMM]), bit for bit:
 // per chunk of 256 reduction rows one FMA chain over p in order, the first
 // chunk's sum s giving fma(beta, C, alpha s), each later one C plus alpha s
-// rounded; however the kernel cuts the chunks into passes over its tiles.
+// rounded; however the kernel cuts the chunks into passes over its tiles (64
+// rows, or 32 at n = 64 where L1 holds 32 KiB: Note [Passes in L1]).
 // Reduction lengths around the chunks and passes, widths with full, paired,
 // half and masked tails, and row counts around the tiles, on each SIMD target.
 TEST_CASE("gemm: a long float64 reduction rounds as its chunks, bit for bit") {
