@@ -83,6 +83,10 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/error.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/small_gemm.cpp"
 #define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_AVX3_DL)  // Note [Compiled SIMD targets]
@@ -506,9 +510,13 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, dou
     o.b = packed_b;
     o.ldb = n;
   }
-  // Tall products split their rows over gemm_threads(); long reductions stay on one.
+  // Tall products split their rows over gemm_threads(); long reductions stay on one,
+  // and so does a product inside a parallel region (the Taylor engine's sample blocks).
   const int64_t grain_rows = std::max<int64_t>(256, (int64_t{1} << 18) / (n * k));
-  const int64_t chunks = k <= kMaxShortK ? std::min<int64_t>(gemm_threads(), m / grain_rows) : 1;
+  int64_t chunks = k <= kMaxShortK ? std::min<int64_t>(gemm_threads(), m / grain_rows) : 1;
+#ifdef _OPENMP
+  if (omp_in_parallel()) chunks = 1;
+#endif
   if (chunks > 1) {
     const int64_t step = (m + chunks - 1) / chunks;
 #pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)

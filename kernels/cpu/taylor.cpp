@@ -596,6 +596,50 @@ void prefetch(const T* p, int64_t count) {
     __builtin_prefetch(bytes + offset);
 }
 
+// Rows of one sample block: as many as keep the block's jets within
+// kChunkBytes (Note [Jet MLP in cache] in taylor.h).
+template <class T>
+int64_t sample_block_rows(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, bool forward_only) {
+  int64_t width = layout.coordinates, previous = layout.coordinates, total_width = layout.coordinates;
+  int64_t widest_pair = 0;
+  for (int64_t l = 0; l < count; ++l) {
+    if (layers[l].linear) width = layers[l].out_features;
+    widest_pair = std::max(widest_pair, width + previous);
+    previous = width;
+    total_width += width;
+  }
+  // Without a backward, two layers' jets take half of the chunk's bytes: a
+  // whole 1 MiB of them ran slower on the Burgers net (3,120-row blocks).
+  const int64_t held_width = forward_only ? 2 * (layout.coordinates + widest_pair) : total_width;
+  const int64_t per_sample = layout.blocks() * held_width * static_cast<int64_t>(sizeof(T));
+  return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8, std::max<int64_t>(layout.samples, 8));
+}
+
+// How many threads share `block_count` sample blocks (Note [Sample blocks on
+// threads] in taylor.h): one, unless every product of the network takes
+// small_gemm, which is safe to call from several threads at once.
+template <class T>
+int sample_block_parts(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, int64_t block_count,
+                       int64_t block_rows) {
+  if constexpr (!std::is_same_v<T, double>) {
+    return 1;
+  } else {
+    const int threads = num_threads();
+    if (threads < 2 || block_count < 2) return 1;
+    const int64_t reduction = layout.blocks() * block_rows, tile = kSmallGemmMaxN;
+    for (int64_t l = 0; l < count; ++l) {
+      const JetMlpLayer<T>& layer = layers[l];
+      if (!layer.linear) continue;
+      const int64_t in = layer.in_features, out = layer.out_features;
+      const bool direct = small_gemm_bias_applies(false, false, 1, std::min(out, tile), in) &&
+                          small_gemm_applies(false, false, 1, std::min(in, tile), out) &&
+                          small_gemm_applies(true, false, std::min<int64_t>(out, 32), std::min(in, tile), reduction);
+      if (!direct) return 1;
+    }
+    return static_cast<int>(std::min<int64_t>(threads, block_count));
+  }
+}
+
 template <class T>
 class JetMlp {
  public:
@@ -604,7 +648,7 @@ class JetMlp {
   JetMlp(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, bool forward_only)
       : layout_(layout), layers_(layers), count_(count), blocks_(layout.blocks()), forward_only_(forward_only),
         buffers_(thread_buffers<T>()) {
-    int64_t width = layout.coordinates, total_width = layout.coordinates, widest_pair = 0;
+    int64_t width = layout.coordinates;
     buffers_.weights_t.resize(static_cast<size_t>(count));
     buffers_.outputs.resize(static_cast<size_t>(count));
     for (int64_t l = 0; l < count; ++l) {
@@ -618,19 +662,10 @@ class JetMlp {
           for (int64_t p = 0; p < layer.in_features; ++p)
             weight_t[static_cast<size_t>(p * layer.out_features + j)] = layer.weight[j * layer.in_features + p];
       }
-      widest_pair = std::max(widest_pair, width + (widths_.empty() ? layout.coordinates : widths_.back()));
       widths_.push_back(width);
-      total_width += width;
     }
     kept_value_offsets(layout, layers, count, kept_offsets_);
-    // Without a backward, two layers' jets take half of the chunk's bytes: a
-    // whole 1 MiB of them ran slower on the Burgers net (3,120-row blocks).
-    const int64_t held_width = forward_only ? 2 * (layout.coordinates + widest_pair) : total_width;
-    const int64_t per_sample = blocks_ * held_width * static_cast<int64_t>(sizeof(T));
-    chunk_ = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8,
-                                 std::max<int64_t>(layout.samples, 8));
   }
-  int64_t chunk() const { return chunk_; }
   int64_t out_width() const { return widths_.empty() ? layout_.coordinates : widths_.back(); }
   std::vector<T>& grad_chunk() { return buffers_.grad_chunk; }
 
@@ -725,7 +760,7 @@ class JetMlp {
 
   JetLayout layout_;
   const JetMlpLayer<T>* layers_;
-  int64_t count_, blocks_, chunk_ = 0;
+  int64_t count_, blocks_;
   bool forward_only_;
   std::vector<int64_t> widths_;        // each layer's output width
   std::vector<int64_t> kept_offsets_;  // each layer's first kept value, or -1
@@ -758,33 +793,67 @@ template <class T>
 void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x, T* out,
                      T* keep) {
   check_mlp_layout(layout);
-  JetMlp<T> mlp(layout, layers, count, /*forward_only=*/true);
-  const int64_t n = layout.samples, blocks = layout.blocks(), width = mlp.out_width();
-  for (int64_t row0 = 0; row0 < n; row0 += mlp.chunk()) {
-    const int64_t rows = std::min(mlp.chunk(), n - row0);
-    mlp.forward(x, row0, rows, keep, nullptr);
-    copy_rows(out, const_cast<T*>(mlp.output()), blocks, n, row0, rows, width, /*gather=*/false);
-  }
+  const int64_t n = layout.samples, rows_per_block = sample_block_rows(layout, layers, count, /*forward_only=*/true);
+  const int64_t block_count = (n + rows_per_block - 1) / rows_per_block;
+  const int parts = sample_block_parts(layout, layers, count, block_count, rows_per_block);
+  parallel_parts(block_count, parts, [&](int, int64_t first, int64_t last) {
+    JetMlp<T> mlp(layout, layers, count, /*forward_only=*/true);
+    const int64_t blocks = layout.blocks(), width = mlp.out_width();
+    for (int64_t row0 = first * rows_per_block; row0 < std::min(n, last * rows_per_block); row0 += rows_per_block) {
+      const int64_t rows = std::min(rows_per_block, n - row0);
+      mlp.forward(x, row0, rows, keep, nullptr);
+      copy_rows(out, const_cast<T*>(mlp.output()), blocks, n, row0, rows, width, /*gather=*/false);
+    }
+  });
 }
 
 template <class T>
 void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, const T* x,
                       const T* grad_out, T* grad_x, T* const* grad_weight, T* const* grad_bias, const T* kept) {
   check_mlp_layout(layout);
-  JetMlp<T> mlp(layout, layers, count, /*forward_only=*/false);
+  const int64_t n = layout.samples, rows_per_block = sample_block_rows(layout, layers, count, /*forward_only=*/false);
+  const int64_t block_count = (n + rows_per_block - 1) / rows_per_block;
+  const int parts = sample_block_parts(layout, layers, count, block_count, rows_per_block);
+  // Part 0 sums into the caller's gradients, each later part into its own zeroed
+  // copy (the layers' weight and bias gradients one after another), added in part order below.
+  std::vector<int64_t> offsets(static_cast<size_t>(2 * count + 1), 0);
   for (int64_t l = 0; l < count; ++l) {
-    if (!layers[l].linear) continue;
-    if (grad_weight[l]) std::fill_n(grad_weight[l], layers[l].out_features * layers[l].in_features, T(0));
-    if (grad_bias[l]) std::fill_n(grad_bias[l], layers[l].out_features, T(0));
+    const int64_t weights = layers[l].linear && grad_weight[l] ? layers[l].out_features * layers[l].in_features : 0;
+    const int64_t biases = layers[l].linear && grad_bias[l] ? layers[l].out_features : 0;
+    offsets[2 * l + 1] = offsets[2 * l] + weights;
+    offsets[2 * l + 2] = offsets[2 * l + 1] + biases;
+    if (weights > 0) std::fill_n(grad_weight[l], weights, T(0));
+    if (biases > 0) std::fill_n(grad_bias[l], biases, T(0));
   }
-  const int64_t n = layout.samples, blocks = layout.blocks(), width = mlp.out_width();
-  std::vector<T>& grad_chunk = mlp.grad_chunk();
-  for (int64_t row0 = 0; row0 < n; row0 += mlp.chunk()) {
-    const int64_t rows = std::min(mlp.chunk(), n - row0);
-    mlp.forward(x, row0, rows, nullptr, kept);
-    grad_chunk.resize(static_cast<size_t>(blocks * rows * width));
-    copy_rows(const_cast<T*>(grad_out), grad_chunk.data(), blocks, n, row0, rows, width, /*gather=*/true);
-    mlp.backward(grad_chunk.data(), row0, rows, grad_x, grad_weight, grad_bias);
+  const int64_t per_part = offsets.back();
+  std::vector<T> part_sums(static_cast<size_t>((parts - 1) * per_part), T(0));
+  parallel_parts(block_count, parts, [&](int part, int64_t first, int64_t last) {
+    std::vector<T*> part_weight(grad_weight, grad_weight + count), part_bias(grad_bias, grad_bias + count);
+    if (part > 0) {
+      T* sums = part_sums.data() + (part - 1) * per_part;
+      for (int64_t l = 0; l < count; ++l) {
+        if (part_weight[l]) part_weight[l] = sums + offsets[2 * l];
+        if (part_bias[l]) part_bias[l] = sums + offsets[2 * l + 1];
+      }
+    }
+    JetMlp<T> mlp(layout, layers, count, /*forward_only=*/false);
+    const int64_t blocks = layout.blocks(), width = mlp.out_width();
+    std::vector<T>& grad_chunk = mlp.grad_chunk();
+    for (int64_t row0 = first * rows_per_block; row0 < std::min(n, last * rows_per_block); row0 += rows_per_block) {
+      const int64_t rows = std::min(rows_per_block, n - row0);
+      mlp.forward(x, row0, rows, nullptr, kept);
+      grad_chunk.resize(static_cast<size_t>(blocks * rows * width));
+      copy_rows(const_cast<T*>(grad_out), grad_chunk.data(), blocks, n, row0, rows, width, /*gather=*/true);
+      mlp.backward(grad_chunk.data(), row0, rows, grad_x, part_weight.data(), part_bias.data());
+    }
+  });
+  for (int part = 1; part < parts; ++part) {
+    const T* sums = part_sums.data() + (part - 1) * per_part;
+    for (int64_t l = 0; l < count; ++l) {
+      for (int64_t i = offsets[2 * l]; i < offsets[2 * l + 1]; ++i) grad_weight[l][i - offsets[2 * l]] += sums[i];
+      for (int64_t i = offsets[2 * l + 1]; i < offsets[2 * l + 2]; ++i)
+        grad_bias[l][i - offsets[2 * l + 1]] += sums[i];
+    }
   }
 }
 

@@ -55,6 +55,15 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 // work, tanh being an exponential and a division) and skips the value block
 // of each Linear that feeds one. The values are the ones the recomputation
 // would give, so the gradients are the same bit for bit.
+//
+// Note [Sample blocks on threads]: the sample blocks are independent, so with
+// num_threads() > 1 each thread takes a contiguous run of them (parallel_parts
+// in parallel.h). The backward's weight and bias gradients are summed per run,
+// the first into the caller's arrays, and the runs' sums added in run order:
+// a given thread count gives the same bits every time, one thread the serial
+// order. Only float64 networks whose every product takes small_gemm do this:
+// it reads its operands in place and keeps a product inside a parallel region
+// on its thread, while OpenBLAS's thread count is one setting for the process.
 
 // How many values `keep` holds for this network (layout.samples = N).
 template <class T>

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/autograd/autograd.h"
 #include "engine/functions.h"
@@ -226,50 +228,52 @@ TEST_CASE("jet_mlp: the fused, blocked pass equals the layered one over several 
     }
 }
 
-TEST_CASE("jet_mlp: a backward reading the kept activation values gives the recomputing one's gradients, bit for bit") {
-  // Note [Kept activation values]: tanh and the sigmoid keep their values, sin
-  // does not; the Linear before each keeping layer skips its value block when
-  // they are read. Two activations meet (no Linear between them), the last
-  // layer is an activation, and 700 samples make several sample blocks whose
-  // element counts are not a multiple of the vector width.
-  using gd::kernels::JetActivation;
-  gd::Generator generator(5);
-  const int64_t d = 3, n = 700;
+namespace {
+
+// A network given to the jet_mlp kernels directly: tanh, sin and the sigmoid,
+// two activations in a row (no Linear between them), an activation last, and
+// 700 samples in several sample blocks whose element counts are not a
+// multiple of the vector width.
+struct KernelNet {
+  static constexpr int64_t d = 3, n = 700;
   const std::vector<std::pair<int64_t, int64_t>> shapes{{13, 3}, {13, 13}, {9, 13}, {2, 9}};
-  std::vector<gd::Tensor> weights, biases;
-  for (const auto& [out, in] : shapes) {
-    weights.push_back(gd::randn({out, in}, generator, f64) * 0.5);
-    biases.push_back(gd::randn({out}, generator, f64) * 0.2);
-  }
-  std::vector<gd::kernels::JetMlpLayer<double>> layers;
-  auto linear = [&](size_t i) {
-    layers.push_back({.linear = true, .in_features = shapes[i].second, .out_features = shapes[i].first,
-                      .weight = weights[i].data_ptr<double>(), .bias = biases[i].data_ptr<double>()});
-  };
-  auto activation = [&](JetActivation a) { layers.push_back({.activation = a}); };
-  linear(0), activation(JetActivation::Tanh), linear(1), activation(JetActivation::Sin), linear(2),
-      activation(JetActivation::Sigmoid), activation(JetActivation::Tanh), linear(3), activation(JetActivation::Tanh);
   const gp::JetBlocks blocks{.coordinates = d, .laplacian = true, .pure_dims = {1}, .pure_order = 3};
   const gd::kernels::JetLayout layout = blocks.layout(n, 1);
-  const auto count = static_cast<int64_t>(layers.size());
   const gd::kernels::DeviceRef cpu;
-  const gd::Tensor x = gd::randn({n, d}, generator, f64);
-  const gd::Tensor grad_out = gd::randn({blocks.count(), n, 2}, generator, f64);
+  std::vector<gd::Tensor> weights, biases;
+  std::vector<gd::kernels::JetMlpLayer<double>> layers;
+  gd::Tensor x, grad_out;
 
-  const int64_t kept_count = gd::kernels::jet_mlp_kept_values(layout, layers.data(), count, cpu);
-  CHECK(kept_count == n * (13 + 9 + 9 + 2));
-  gd::Tensor kept = gd::full({kept_count}, std::nan(""), f64);
-  gd::Tensor out_kept = gd::empty({blocks.count(), n, 2}, f64), out_plain = gd::empty({blocks.count(), n, 2}, f64);
-  gd::kernels::jet_mlp_forward(layout, layers.data(), count, x.data_ptr<double>(), out_kept.data_ptr<double>(), cpu,
-                               kept.data_ptr<double>());
-  gd::kernels::jet_mlp_forward(layout, layers.data(), count, x.data_ptr<double>(), out_plain.data_ptr<double>(), cpu);
-  CHECK(gd::equal(out_kept, out_plain));
-  CHECK(!gd::isnan(kept).any().item<bool>());
-  // The first kept layer's values are tanh(x W0^T + b0).
-  CHECK(scaled_error(kept.narrow(0, 0, n * 13).view({n, 13}), gd::tanh(gd::addmm(biases[0], x, weights[0].t()))) <
-        1e-14);
+  KernelNet() {
+    using gd::kernels::JetActivation;
+    gd::Generator generator(5);
+    for (const auto& [out, in] : shapes) {
+      weights.push_back(gd::randn({out, in}, generator, f64) * 0.5);
+      biases.push_back(gd::randn({out}, generator, f64) * 0.2);
+    }
+    auto linear = [&](size_t i) {
+      layers.push_back({.linear = true, .in_features = shapes[i].second, .out_features = shapes[i].first,
+                        .weight = weights[i].data_ptr<double>(), .bias = biases[i].data_ptr<double>()});
+    };
+    auto activation = [&](JetActivation a) { layers.push_back({.activation = a}); };
+    linear(0), activation(JetActivation::Tanh), linear(1), activation(JetActivation::Sin), linear(2),
+        activation(JetActivation::Sigmoid), activation(JetActivation::Tanh), linear(3),
+        activation(JetActivation::Tanh);
+    x = gd::randn({n, d}, generator, f64);
+    grad_out = gd::randn({blocks.count(), n, 2}, generator, f64);
+  }
+  int64_t count() const { return static_cast<int64_t>(layers.size()); }
 
-  auto gradients = [&](const double* kept_values) {
+  // The output jet; `kept` (or undefined) receives the kept values.
+  gd::Tensor forward(const gd::Tensor& kept = {}) const {
+    gd::Tensor out = gd::empty({blocks.count(), n, 2}, f64);
+    gd::kernels::jet_mlp_forward(layout, layers.data(), count(), x.data_ptr<double>(), out.data_ptr<double>(), cpu,
+                                 kept.defined() ? kept.data_ptr<double>() : nullptr);
+    return out;
+  }
+
+  // grad_x, then each Linear's weight and bias gradients.
+  std::vector<gd::Tensor> gradients(const double* kept_values) const {
     std::vector<gd::Tensor> grads{gd::empty({n, d}, f64)};
     std::vector<double*> grad_weight, grad_bias;
     size_t next = 0;
@@ -278,21 +282,83 @@ TEST_CASE("jet_mlp: a backward reading the kept activation values gives the reco
         grad_weight.push_back(nullptr), grad_bias.push_back(nullptr);
         continue;
       }
-      grads.push_back(gd::empty({shapes[next].first, shapes[next].second}, f64));
-      grads.push_back(gd::empty({shapes[next].first}, f64));
+      grads.push_back(gd::full({shapes[next].first, shapes[next].second}, std::nan(""), f64));
+      grads.push_back(gd::full({shapes[next].first}, std::nan(""), f64));
       grad_weight.push_back(grads[grads.size() - 2].data_ptr<double>());
       grad_bias.push_back(grads.back().data_ptr<double>());
       ++next;
     }
-    gd::kernels::jet_mlp_backward(layout, layers.data(), count, x.data_ptr<double>(), grad_out.data_ptr<double>(),
+    gd::kernels::jet_mlp_backward(layout, layers.data(), count(), x.data_ptr<double>(), grad_out.data_ptr<double>(),
                                   grads[0].data_ptr<double>(), grad_weight.data(), grad_bias.data(), cpu, kept_values);
     return grads;
-  };
-  const std::vector<gd::Tensor> from_kept = gradients(kept.data_ptr<double>()), recomputed = gradients(nullptr);
+  }
+};
+
+// Restores the library's thread count when it goes out of scope.
+struct ThreadCount {
+  explicit ThreadCount(int threads) : saved(gd::get_num_threads()) { gd::set_num_threads(threads); }
+  ~ThreadCount() { gd::set_num_threads(saved); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+  int saved;
+};
+
+}  // namespace
+
+TEST_CASE("jet_mlp: a backward reading the kept activation values gives the recomputing one's gradients, bit for bit") {
+  // Note [Kept activation values]: tanh and the sigmoid keep their values, sin
+  // does not; the Linear before each keeping layer skips its value block when
+  // they are read.
+  const KernelNet net;
+  const int64_t n = KernelNet::n;
+  const int64_t kept_count = gd::kernels::jet_mlp_kept_values(net.layout, net.layers.data(), net.count(), net.cpu);
+  CHECK(kept_count == n * (13 + 9 + 9 + 2));
+  gd::Tensor kept = gd::full({kept_count}, std::nan(""), f64);
+  const gd::Tensor out_kept = net.forward(kept), out_plain = net.forward();
+  CHECK(gd::equal(out_kept, out_plain));
+  CHECK(!gd::isnan(kept).any().item<bool>());
+  // The first kept layer's values are tanh(x W0^T + b0).
+  CHECK(scaled_error(kept.narrow(0, 0, n * 13).view({n, 13}),
+                     gd::tanh(gd::addmm(net.biases[0], net.x, net.weights[0].t()))) < 1e-14);
+
+  const std::vector<gd::Tensor> from_kept = net.gradients(kept.data_ptr<double>()), recomputed = net.gradients(nullptr);
   REQUIRE(from_kept.size() == recomputed.size());
   for (size_t i = 0; i < from_kept.size(); ++i) {
     CAPTURE(i);
     CHECK(gd::equal(from_kept[i], recomputed[i]));
+  }
+}
+
+TEST_CASE("jet_mlp: threads share the sample blocks; per-sample results keep their bits, parameter gradients their sums") {
+  // Note [Sample blocks on threads]: 700 samples make four sample blocks here,
+  // three threads take runs of them. Outputs, kept values and grad_x are per
+  // sample, so they are the one-thread bits; the weight and bias gradients are
+  // three partial sums added, equal to the one-thread sums to rounding and the
+  // same bits on every three-thread run.
+  const KernelNet net;
+  const int64_t kept_count = gd::kernels::jet_mlp_kept_values(net.layout, net.layers.data(), net.count(), net.cpu);
+  gd::Tensor kept_serial = gd::full({kept_count}, std::nan(""), f64), kept_shared = kept_serial.clone();
+  gd::Tensor out_serial, out_shared;
+  std::vector<gd::Tensor> serial, shared, shared_again;
+  {
+    const ThreadCount one(1);
+    out_serial = net.forward(kept_serial);
+    serial = net.gradients(kept_serial.data_ptr<double>());
+  }
+  {
+    const ThreadCount three(3);
+    out_shared = net.forward(kept_shared);
+    shared = net.gradients(kept_shared.data_ptr<double>());
+    shared_again = net.gradients(nullptr);
+  }
+  CHECK(gd::equal(out_shared, out_serial));
+  CHECK(gd::equal(kept_shared, kept_serial));
+  REQUIRE(shared.size() == serial.size());
+  CHECK(gd::equal(shared[0], serial[0]));
+  for (size_t i = 1; i < serial.size(); ++i) {
+    CAPTURE(i);
+    CHECK(scaled_error(shared[i], serial[i]) < 1e-13);
+    CHECK(gd::equal(shared_again[i], shared[i]));
   }
 }
 
