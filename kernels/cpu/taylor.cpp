@@ -615,9 +615,9 @@ int64_t sample_block_rows(const JetLayout& layout, const JetMlpLayer<T>* layers,
   return std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(per_sample, 1), 8, std::max<int64_t>(layout.samples, 8));
 }
 
-// How many threads share `block_count` sample blocks (Note [Sample blocks on
-// threads] in taylor.h): one, unless every product of the network takes
-// small_gemm, which is safe to call from several threads at once.
+// How many threads share the samples of `block_count` sample blocks (Note
+// [Sample blocks on threads] in taylor.h): one, unless every product of the
+// network takes small_gemm, which is safe to call from several threads at once.
 template <class T>
 int sample_block_parts(const JetLayout& layout, const JetMlpLayer<T>* layers, int64_t count, int64_t block_count,
                        int64_t block_rows) {
@@ -796,11 +796,11 @@ void jet_mlp_forward(const JetLayout& layout, const JetMlpLayer<T>* layers, int6
   const int64_t n = layout.samples, rows_per_block = sample_block_rows(layout, layers, count, /*forward_only=*/true);
   const int64_t block_count = (n + rows_per_block - 1) / rows_per_block;
   const int parts = sample_block_parts(layout, layers, count, block_count, rows_per_block);
-  parallel_parts(block_count, parts, [&](int, int64_t first, int64_t last) {
+  parallel_parts(n, parts, [&](int, int64_t first, int64_t last) {
     JetMlp<T> mlp(layout, layers, count, /*forward_only=*/true);
     const int64_t blocks = layout.blocks(), width = mlp.out_width();
-    for (int64_t row0 = first * rows_per_block; row0 < std::min(n, last * rows_per_block); row0 += rows_per_block) {
-      const int64_t rows = std::min(rows_per_block, n - row0);
+    for (int64_t row0 = first; row0 < last; row0 += rows_per_block) {
+      const int64_t rows = std::min(rows_per_block, last - row0);
       mlp.forward(x, row0, rows, keep, nullptr);
       copy_rows(out, const_cast<T*>(mlp.output()), blocks, n, row0, rows, width, /*gather=*/false);
     }
@@ -827,7 +827,7 @@ void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int
   }
   const int64_t per_part = offsets.back();
   std::vector<T> part_sums(static_cast<size_t>((parts - 1) * per_part), T(0));
-  parallel_parts(block_count, parts, [&](int part, int64_t first, int64_t last) {
+  parallel_parts(n, parts, [&](int part, int64_t first, int64_t last) {
     std::vector<T*> part_weight(grad_weight, grad_weight + count), part_bias(grad_bias, grad_bias + count);
     if (part > 0) {
       T* sums = part_sums.data() + (part - 1) * per_part;
@@ -839,8 +839,8 @@ void jet_mlp_backward(const JetLayout& layout, const JetMlpLayer<T>* layers, int
     JetMlp<T> mlp(layout, layers, count, /*forward_only=*/false);
     const int64_t blocks = layout.blocks(), width = mlp.out_width();
     std::vector<T>& grad_chunk = mlp.grad_chunk();
-    for (int64_t row0 = first * rows_per_block; row0 < std::min(n, last * rows_per_block); row0 += rows_per_block) {
-      const int64_t rows = std::min(rows_per_block, n - row0);
+    for (int64_t row0 = first; row0 < last; row0 += rows_per_block) {
+      const int64_t rows = std::min(rows_per_block, last - row0);
       mlp.forward(x, row0, rows, nullptr, kept);
       grad_chunk.resize(static_cast<size_t>(blocks * rows * width));
       copy_rows(const_cast<T*>(grad_out), grad_chunk.data(), blocks, n, row0, rows, width, /*gather=*/true);

@@ -57,11 +57,12 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 // would give, so the gradients are the same bit for bit.
 //
 // Note [Sample blocks on threads]: the sample blocks are independent, so with
-// num_threads() > 1 each thread takes a contiguous run of them (parallel_parts
-// in parallel.h). The backward's weight and bias gradients are summed per run,
-// the first into the caller's arrays, and the runs' sums added in run order:
-// a given thread count gives the same bits every time, one thread the serial
-// order. Only float64 networks whose every product takes small_gemm do this:
+// num_threads() > 1 each thread takes an equal contiguous share of the
+// samples (parallel_parts in parallel.h) and runs it in blocks, so that few
+// blocks (a few hundred samples) still split evenly.
+// The backward's weight and bias gradients are summed per share, the first
+// into the caller's arrays, and the shares' sums added in order: a given
+// thread count gives the same bits every time, one thread the serial order. Only float64 networks whose every product takes small_gemm do this:
 // it reads its operands in place and keeps a product inside a parallel region
 // on its thread, while OpenBLAS's thread count is one setting for the process.
 

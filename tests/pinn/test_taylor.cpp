@@ -330,8 +330,8 @@ TEST_CASE("jet_mlp: a backward reading the kept activation values gives the reco
 }
 
 TEST_CASE("jet_mlp: threads share the sample blocks; per-sample results keep their bits, parameter gradients their sums") {
-  // Note [Sample blocks on threads]: 700 samples make four sample blocks here,
-  // three threads take runs of them. Outputs, kept values and grad_x are per
+  // Note [Sample blocks on threads]: 700 samples make four sample blocks here;
+  // three threads take a third of the samples each. Outputs, kept values and grad_x are per
   // sample, so they are the one-thread bits; the weight and bias gradients are
   // three partial sums added, equal to the one-thread sums to rounding and the
   // same bits on every three-thread run.
