@@ -128,6 +128,8 @@ constexpr int64_t kRowBlock = 16;     // rows of C that pass over every column p
 constexpr int64_t kLineDoubles = 8;   // doubles per 64-byte cache line
 constexpr int64_t kPrefetchRows = 64; // rows ahead a streamed operand is fetched (Note [Prefetching streamed operands])
 constexpr int64_t kStreamedBytes = int64_t{512} << 10;  // operands larger than this come from beyond L2
+constexpr int64_t kMinThreadedLongFlops = int64_t{4} << 20;  // a long reduction worth a second thread
+constexpr int64_t kMinLongRowsPerThread = 8;
 
 // Reduction rows per pass of a long reduction with n columns (Note [Passes in L1]).
 int64_t long_pass_rows(int64_t n) {
@@ -501,7 +503,7 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, dou
   o.stream_reduction = k > kMaxShortK && k * (m + n) * int64_t{sizeof(double)} > kStreamedBytes;
   o.stream_c = beta != 0.0 && k <= kMaxShortK && m * n * int64_t{sizeof(double)} > kStreamedBytes;
   double packed_b[kMaxShortK * kSmallGemmMaxN];
-  // A long reduction's chunk sums between passes (long reductions run on the calling thread).
+  // A long reduction's chunk sums between passes, [m, n]; the threads of a split product keep to their rows.
   thread_local double partial[kMaxLongM * kSmallGemmMaxN];
   if (k > kMaxShortK) o.partial = partial;
   if (trans_b) {  // op(B)[p, j] = B[j, p]: make the rows of op(B) contiguous
@@ -510,10 +512,17 @@ void small_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, dou
     o.b = packed_b;
     o.ldb = n;
   }
-  // Tall products split their rows over gemm_threads(); long reductions stay on one,
-  // and so does a product inside a parallel region (the Taylor engine's sample blocks).
-  const int64_t grain_rows = std::max<int64_t>(256, (int64_t{1} << 18) / (n * k));
-  int64_t chunks = k <= kMaxShortK ? std::min<int64_t>(gemm_threads(), m / grain_rows) : 1;
+  // Tall products split their rows over gemm_threads(), and so do long reductions
+  // of kMinThreadedLongFlops or more, kMinLongRowsPerThread rows or more a thread:
+  // each row of C is the same FMA chains whichever thread runs it (Note [Small
+  // float64 GEMM]), and each reads all of B. A product inside a parallel region
+  // (the Taylor engine's sample blocks) stays on its thread.
+  int64_t chunks = 1;
+  if (k <= kMaxShortK) {
+    chunks = std::min<int64_t>(gemm_threads(), m / std::max<int64_t>(256, (int64_t{1} << 18) / (n * k)));
+  } else if (2 * m * n * k >= kMinThreadedLongFlops) {
+    chunks = std::min<int64_t>(gemm_threads(), m / kMinLongRowsPerThread);
+  }
 #ifdef _OPENMP
   if (omp_in_parallel()) chunks = 1;
 #endif

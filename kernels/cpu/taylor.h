@@ -62,9 +62,10 @@ void jet_activation_backward(JetActivation activation, const JetLayout& layout, 
 // blocks (a few hundred samples) still split evenly.
 // The backward's weight and bias gradients are summed per share, the first
 // into the caller's arrays, and the shares' sums added in order: a given
-// thread count gives the same bits every time, one thread the serial order. Only float64 networks whose every product takes small_gemm do this:
-// it reads its operands in place and keeps a product inside a parallel region
-// on its thread, while OpenBLAS's thread count is one setting for the process.
+// thread count gives the same bits every time, one thread the serial order.
+// Only float64 networks whose every product takes small_gemm do this: it
+// reads its operands in place and keeps a product inside a parallel region on
+// its thread, while OpenBLAS's thread count is one setting for the process.
 
 // How many values `keep` holds for this network (layout.samples = N).
 template <class T>

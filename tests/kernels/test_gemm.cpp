@@ -312,8 +312,9 @@ size_t for_each_small_gemm_target(Check check) {
 // direct kernel of small_gemm.cpp: every width (full vectors, half-width, paired and
 // masked tails, one and two column panels), row counts around its tiles, reduction
 // lengths across its 64-row passes and 256-row chunks, operands large enough to be
-// prefetched (a long reduction's A and B, a C read back), and tall products split
-// over threads; on each SIMD target the kernel has (AVX-512 and AVX2).
+// prefetched (a long reduction's A and B, a C read back), and tall products and
+// long reductions split over threads; on each SIMD target the kernel has (AVX-512
+// and AVX2).
 TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
   std::vector<GemmCase> cases;
   for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 20, 24, 28, 31, 32, 33, 36, 40, 44, 47, 48, 57, 63, 64})
@@ -356,46 +357,51 @@ TEST_CASE("gemm: thin float64 products (the direct small-matrix kernel)") {
 // rounded; however the kernel cuts the chunks into passes over its tiles (64
 // rows, or 32 at n = 64 where L1 holds 32 KiB: Note [Passes in L1]).
 // Reduction lengths around the chunks and passes, widths with full, paired,
-// half and masked tails, and row counts around the tiles, on each SIMD target.
+// half and masked tails, and row counts around the tiles, on each SIMD target,
+// on one thread and with the larger products' rows split over three.
 TEST_CASE("gemm: a long float64 reduction rounds as its chunks, bit for bit") {
   if (!small_gemm_applies(false, false, 1, 1, 1)) return;  // OpenBLAS takes every product
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   int checked = 0;
   for_each_small_gemm_target([&] {
-    for (int64_t k : {65, 127, 129, 256, 257, 300, 1000})
-      for (int64_t n : {2, 5, 20, 36, 64})
-        for (int64_t m : {3, 20, 64})
-          for (double beta : {0.0, 1.0, -0.5}) {
-            CAPTURE(k);
-            CAPTURE(n);
-            CAPTURE(m);
-            CAPTURE(beta);
-            const double alpha = m == 20 ? 1.0 : 0.75;
-            std::vector<double> a(static_cast<size_t>(k * m)), b(static_cast<size_t>(k * n)),
-                c(static_cast<size_t>(m * n));
-            for (double& v : a) v = uniform(rng);
-            for (double& v : b) v = uniform(rng);
-            for (double& v : c) v = uniform(rng);
-            std::vector<double> expected = c;
-            for (int64_t i = 0; i < m; ++i)
-              for (int64_t j = 0; j < n; ++j) {
-                double& out = expected[static_cast<size_t>(i * n + j)];
-                for (int64_t p0 = 0; p0 < k; p0 += 256) {
-                  double sum = 0;  // A^T B: a is [k, m], b is [k, n]
-                  for (int64_t p = p0; p < std::min<int64_t>(k, p0 + 256); ++p)
-                    sum = std::fma(a[static_cast<size_t>(p * m + i)], b[static_cast<size_t>(p * n + j)], sum);
-                  volatile double scaled = alpha * sum;  // rounded: no fused multiply-add here
-                  if (p0 == 0) out = beta == 0.0 ? scaled : std::fma(beta, out, scaled);
-                  else out = out + scaled;
+    for (int threads : {1, 3})
+      for (int64_t k : {65, 127, 129, 256, 257, 300, 1000, 3001})
+        for (int64_t n : {2, 5, 20, 36, 64})
+          for (int64_t m : {3, 20, 64})
+            for (double beta : {0.0, 1.0, -0.5}) {
+              CAPTURE(threads);
+              CAPTURE(k);
+              CAPTURE(n);
+              CAPTURE(m);
+              CAPTURE(beta);
+              GemmSettingsScope settings(Float32Backend::Auto, threads);
+              const double alpha = m == 20 ? 1.0 : 0.75;
+              std::vector<double> a(static_cast<size_t>(k * m)), b(static_cast<size_t>(k * n)),
+                  c(static_cast<size_t>(m * n));
+              for (double& v : a) v = uniform(rng);
+              for (double& v : b) v = uniform(rng);
+              for (double& v : c) v = uniform(rng);
+              std::vector<double> expected = c;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  double& out = expected[static_cast<size_t>(i * n + j)];
+                  for (int64_t p0 = 0; p0 < k; p0 += 256) {
+                    double sum = 0;  // A^T B: a is [k, m], b is [k, n]
+                    for (int64_t p = p0; p < std::min<int64_t>(k, p0 + 256); ++p)
+                      sum = std::fma(a[static_cast<size_t>(p * m + i)], b[static_cast<size_t>(p * n + j)], sum);
+                    volatile double scaled = alpha * sum;  // rounded: no fused multiply-add here
+                    if (p0 == 0) out = beta == 0.0 ? scaled : std::fma(beta, out, scaled);
+                    else out = out + scaled;
+                  }
                 }
-              }
-            small_gemm(true, false, m, n, k, alpha, a.data(), m, b.data(), n, beta, c.data(), n);
-            bool same = true;
-            for (size_t e = 0; e < c.size(); ++e) same = same && std::memcmp(&c[e], &expected[e], sizeof(double)) == 0;
-            CHECK(same);
-            ++checked;
-          }
+              small_gemm(true, false, m, n, k, alpha, a.data(), m, b.data(), n, beta, c.data(), n);
+              bool same = true;
+              for (size_t e = 0; e < c.size(); ++e)
+                same = same && std::memcmp(&c[e], &expected[e], sizeof(double)) == 0;
+              CHECK(same);
+              ++checked;
+            }
   });
   CHECK(checked > 0);
 }

@@ -329,7 +329,7 @@ TEST_CASE("jet_mlp: a backward reading the kept activation values gives the reco
   }
 }
 
-TEST_CASE("jet_mlp: threads share the sample blocks; per-sample results keep their bits, parameter gradients their sums") {
+TEST_CASE("jet_mlp: threads share the samples; per-sample results keep their bits, parameter gradients their sums") {
   // Note [Sample blocks on threads]: 700 samples make four sample blocks here;
   // three threads take a third of the samples each. Outputs, kept values and grad_x are per
   // sample, so they are the one-thread bits; the weight and bias gradients are
