@@ -43,7 +43,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain_size, F&& f) {
 // f(part, begin, end) for `parts` contiguous pieces of [0, count), at most one
 // piece per thread at a time. The pieces depend on `parts` alone, not on how many
 // threads OpenMP grants, so a caller that keeps one result per part and combines
-// them in part order gets the same numbers on any machine. parts == 1 runs on the
+// them in part order gets the same numbers however many it grants. parts == 1 runs on the
 // calling thread. An exception thrown by f is rethrown here once every part ends.
 template <class F>
 void parallel_parts(int64_t count, int parts, F&& f) {
